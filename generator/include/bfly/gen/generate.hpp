@@ -1,0 +1,55 @@
+// generate(): KernelSpec -> Source, the CUDA text of one kernel, plus the launch geometry it was written for.
+#pragma once
+
+#include "bfly/gen/kernel_spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bfly::gen {
+
+// How a generated kernel is launched. The generated text embeds the same numbers, and the runtime,
+// the ahead-of-time header and the CPU execution all compute grids from this one function.
+struct LaunchGeometry {
+  int threads_per_cta = 0;   // blockDim.x; each thread draws for one row
+  int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry
+  int chunks = 0;            // shared-memory running totals per row
+  int static_shared_bytes = 0;
+  long long grid_for_rows(long long M) const { return (M + threads_per_cta - 1) / threads_per_cta; }
+};
+LaunchGeometry launch_geometry(const KernelSpec& spec);
+
+// Generated CUDA source. `text` includes bfly's fragments by name (`#include "bfly/philox.cuh"`);
+// `headers` lists those names, whose content embedded_templates() holds.
+struct Source {
+  KernelSpec spec;
+  std::string kernel_name;   // the extern "C" entry point
+  std::string text;
+  std::vector<std::string> headers;
+};
+
+// Kernel ABI of operation `sample` (T = float or double):
+//   extern "C" __global__ void <kernel_name>(const T* weights, long long M, long long ld, int* out,
+//                                             unsigned long long* invalid_rows,
+//                                             unsigned long long seed, unsigned int iteration);
+// weights: M rows of K weights, row r at weights + r * ld (ld >= K); out[r] receives the drawn
+// category, or -1 for a row with a negative, NaN or infinite weight, or a zero or overflowing total.
+// invalid_rows: null, or two counters the caller sets to {0, ~0ull}: the kernel adds the number of
+// invalid rows to [0] (atomicAdd) and lowers [1] to the first invalid row (atomicMin).
+// Grid: launch_geometry(spec).grid_for_rows(M) CTAs of threads_per_cta threads, no dynamic shared memory.
+// Uniform for row r: Philox4x32-10, key (seed lo, seed hi), counter (r lo, r hi, 0, iteration).
+Source generate(const KernelSpec& spec);
+
+// The source with every bfly fragment pasted in place of its #include: one self-contained text
+// (used by the ahead-of-time header).
+std::string inline_headers(const Source& source);
+
+// A kernel that runs only the table build (Algorithm 8 lines 18-30) of one W x W block on symbolic
+// entries and writes the table; executed on the CPU by `bfly-gen table` and the table tests.
+// Signature: extern "C" __global__ void <name>(bfly::Sym* table)   // table[i * W + lane]
+std::string generate_table_kernel(int W, Variant variant, std::string* kernel_name_out = nullptr);
+
+// bfly's version string, written into every generated header comment.
+std::string_view bfly_version();
+
+}  // namespace bfly::gen

@@ -1,0 +1,63 @@
+// KernelSpec: the plain description of one generated kernel, its validation, and its self-describing name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace bfly::gen {
+
+// Element type of the weights and of the running sums. One table (kernel_spec.cpp) maps each to its
+// name in kernel names ("f32"), its CUDA type ("float") and its size.
+enum class ElementType { f32, f64 };
+
+// Butterfly replacement: swap is Figure 4 ([a b; c d] -> [a c; a+b c+d]); addsub is Figure 8
+// ([a b; c d] -> [a d; a+b c+d]) and searches with add-or-subtract steps (Algorithm 10).
+enum class Variant { swap, addsub };
+
+// What the kernel does around the table build and search.
+enum class Operation { sample };
+
+std::string_view name_of(ElementType type);   // "f32"
+std::string_view cuda_type(ElementType type);  // "float"
+int size_of(ElementType type);                 // 4
+std::string_view name_of(Variant variant);     // "addsub"
+std::string_view name_of(Operation operation); // "sample"
+ElementType parse_element_type(std::string_view text);  // throws bfly::Error listing the allowed values
+Variant parse_variant(std::string_view text);
+Operation parse_operation(std::string_view text);
+
+struct KernelSpec {
+  int W = 32;                  // lanes per group: 4, 8, 16 or 32 (width of the shuffles)
+  int K = 1024;                // categories per distribution, 1 .. kMaxK
+  int R = 8;                   // largest remnant (K mod W) searched linearly; larger remnants are padded
+  ElementType type = ElementType::f32;
+  Variant variant = Variant::addsub;
+  Operation operation = Operation::sample;
+
+  static constexpr int kMaxK = 1 << 20;
+
+  // Throws bfly::Error naming the field, the value and what is allowed.
+  void validate() const;
+
+  // Derived facts, computed from the fields (the spec must be valid).
+  int log2_w() const;
+  int remnant() const { return K % W; }                           // leading elements outside whole blocks
+  bool padded() const { return remnant() > R; }                    // remnant padded to a whole block
+  bool linear_remnant() const { return remnant() > 0 && !padded(); }
+  int blocks() const { return padded() ? K / W + 1 : K / W; }      // W x W blocks per row
+  int first_block_column() const { return K - blocks() * W; }     // column of block 0 (negative when padded)
+
+  friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
+};
+
+// "bfly_sample_f32_w32_k1024_r8_addsub": each field a tag and its value.
+std::string kernel_name(const KernelSpec& spec);
+
+// The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
+KernelSpec parse_kernel_name(std::string_view name);
+
+// "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample"
+std::string describe(const KernelSpec& spec);
+
+}  // namespace bfly::gen

@@ -1,0 +1,235 @@
+// The emitters of the sample kernel: constants, table build, loads, searches and the two passes.
+#include "emitters.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <string>
+
+namespace bfly::gen::emit {
+namespace {
+
+// "1, 5, 9, 13": the rows d = (bit - 1) + 2 * bit * i that hold the level's butterflies or tree nodes.
+std::string rows_list(int bit, int W) {
+  std::string out;
+  for (int d = bit - 1; d < W; d += 2 * bit) out += (out.empty() ? "" : ", ") + std::to_string(d);
+  return out;
+}
+
+}  // namespace
+
+void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
+  w.line("constexpr int W = {};  // lanes per group; a group draws for W consecutive rows", spec.W);
+  w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
+  w.line("constexpr int K = {};  // categories per row", spec.K);
+  if (spec.linear_remnant())
+    w.line("constexpr int REMNANT = {};  // K mod W leading columns, searched linearly (REMNANT <= R = {})",
+           spec.remnant(), spec.R);
+  else if (spec.padded())
+    w.line("constexpr int REMNANT = 0;  // the K mod W = {} leading columns are padded to block 0 (> R = {})",
+           spec.remnant(), spec.R);
+  else
+    w.line("constexpr int REMNANT = 0;  // K is a multiple of W");
+  w.line("constexpr int BLOCKS = {};  // W x W blocks per row", spec.blocks());
+  w.line("constexpr int FIRST_BLOCK_COLUMN = {};  // column of block 0{}", spec.first_block_column(),
+         spec.padded() ? " (negative: leading zero weights pad the remnant)" : "");
+  w.line("constexpr int CHUNK_BLOCKS = {};  // blocks per running total kept in shared memory",
+         geometry.chunk_blocks);
+  w.line("constexpr int CHUNKS = {};  // running totals per row in shared memory (Algorithm 9 searches them)",
+         geometry.chunks);
+  w.line("constexpr int THREADS = {};  // threads per CTA, one per row", geometry.threads_per_cta);
+  w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
+}
+
+void build_table(int W, Variant variant, CodeWriter& w) {
+  if (variant == Variant::addsub)
+    w.line("// Algorithm 8 lines 18-30 (addsub, Figure 8): each butterfly turns [a b; c d] into [a d; a+b c+d].");
+  else
+    w.line("// Section 3 (swap, Figure 4): each butterfly turns [a b; c d] into [a c; a+b c+d].");
+  w.line("// On entry a[k] of lane r is weight r of lane k's block; on exit row i of the table is a[i]:");
+  w.line("// lane j holds the sum of lane L's weights y..y+k (DESIGN.md section 4). W - 1 shuffles in all.");
+  w.line("template <typename V>");
+  auto body = w.scope("__device__ __forceinline__ void build_table(V (&a)[W], int r)");
+  for (int b = 0, bit = 1; bit < W; ++b, bit *= 2) {
+    w.line("// b = {} (bit = {}): butterflies on the register pairs (d, d + {}), d = {}", b, bit, bit,
+           rows_list(bit, W));
+    for (int i = 0; i < W / (2 * bit); ++i) {
+      const int d = 2 * bit * i + (bit - 1);
+      const std::string h = fmt::format("const V h = (r & {0}) ? a[{1}] : a[{2}];", bit, d, d + bit);
+      const std::string v = fmt::format("const V v = __shfl_xor_sync(FULL, h, {}, W);", bit);
+      if (variant == Variant::addsub)
+        w.line("{{ {} {} if (r & {}) a[{}] = a[{}]; a[{}] = a[{}] + v; }}", h, v, bit, d, d + bit, d + bit, d);
+      else
+        w.line("{{ {} {} if (r & {}) a[{}] = v; else a[{}] = v; a[{}] += a[{}]; }}", h, v, bit, d, d + bit, d + bit,
+               d);
+    }
+  }
+}
+
+void load_functions(const KernelSpec& spec, CodeWriter& w) {
+  const bool padded = spec.padded();
+  w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
+  w.line("// of row k, so the W lanes read W consecutive weights of one row. Every weight is checked here, once.");
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, "
+        "int column, unsigned int& bad)");
+    if (padded) w.line("const bool in_row = column >= 0;  // block 0 starts left of column 0: those weights are 0");
+    w.line("const T* p = rows + column;");
+    for (int k = 0; k < spec.W; ++k) {
+      const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
+      w.line("a[{0}] = {1} ? p[{0} * ld] : T(0); if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k, cond);
+    }
+  }
+  w.blank();
+  w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
+  w.line("// Blocks past the last (a chunk that ends early) read as zeros.");
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, "
+        "int block, int r)");
+    for (int k = 0; k < spec.W; ++k) {
+      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
+      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? rows[{0} * ld + c] : T(0); }}", k,
+             padded ? " && c >= 0" : "");
+    }
+  }
+}
+
+void search_block(int W, Variant variant, CodeWriter& w) {
+  if (variant == Variant::addsub) {
+    w.line("// Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1");
+    w.line("// is halved at each level; low and high are the running totals just before and at its end. The");
+    w.line("// tree node a lane needs sits in row d of lane (lo | (r & (2*bit-1))) and sums the half selected by");
+    w.line("// bit `bit` of r: the left half is added to low, the right half subtracted from high.");
+  } else {
+    w.line("// Add-only binary search of lane r's own block in the swap table (Figure 4). The range lo .. lo+2*bit-1");
+    w.line("// is halved at each level; low is the running total just before it. The tree node a lane needs sits");
+    w.line("// in row d of lane (lo | (r & (2*bit-1))) and sums the left half, which is added to low.");
+  }
+  auto body = w.scope("__device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T low, T high)");
+  if (variant == Variant::swap) w.line("(void)high;  // the add-only search needs only low");
+  w.line("int lo = 0;");
+  int level = 1;
+  for (int bit = W / 2; bit >= 1; bit /= 2, ++level) {
+    const int m = 2 * bit - 1;
+    const int mask = (W - 1) & ~m;  // Algorithm 10 line 9
+    w.line("// Level {} of {} (bit = {}): tree nodes in rows d = {}; Algorithm 10 lines 8-27", level,
+           std::countr_zero(unsigned(W)), bit, rows_list(bit, W));
+    auto level_scope = w.scope("");
+    w.line("const int source = lo | (r & {});  // the column that holds this lane's node", m);
+    if (W / (2 * bit) == 1) {
+      w.line("const T y = __shfl_sync(FULL, a[{}], source, W);", bit - 1);
+    } else {
+      w.line("T y = T(0);  // lines 11-17: every row is shuffled, each lane keeps the one its tree uses");
+      for (int i = 0; i < W / (2 * bit); ++i) {
+        const int d = (bit - 1) + 2 * bit * i;
+        w.line("{{ const T t = __shfl_sync(FULL, a[{0}], source, W); if (((r ^ {0}) & {1}) == 0) y = t; }}", d, mask);
+      }
+    }
+    if (variant == Variant::addsub) {
+      w.line("const T compare = (r & {}) ? high - y : low + y;  // lines 18-20", bit);
+      w.line("if (target < compare) high = compare; else {{ low = compare; lo += {}; }}  // lines 21-27", bit);
+    } else {
+      w.line("const T compare = low + y;");
+      w.line("if (!(target < compare)) {{ low = compare; lo += {}; }}", bit);
+    }
+  }
+  w.line("return lo;  // Algorithm 10 line 29: the index within the block");
+}
+
+void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  if (spec.linear_remnant()) {
+    w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
+    w.line("T remnant_total = T(0);");
+    auto guard = w.scope("if (m < M)");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    w.line("const T x = my_row[j];");
+    w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
+    w.line("remnant_total += x;");
+  } else {
+    w.line("const T remnant_total = T(0);  // no linearly searched remnant");
+  }
+  if (spec.linear_remnant()) w.line("running = remnant_total;");
+  if (spec.blocks() == 0) return;
+  w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
+  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
+  w.line("#pragma unroll 2");
+  auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)", "for each block");
+  w.line("T a[W];");
+  w.line("load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad);");
+  w.line("build_table(a, r);");
+  w.line("running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total");
+  if (geometry.chunk_blocks == 1)
+    w.line("running_total[b][threadIdx.x] = running;  // line 32");
+  else
+    w.line("if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[b / CHUNK_BLOCKS][threadIdx.x] = running;");
+}
+
+void combine_bad(int W, CodeWriter& w) {
+  w.line("// Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).");
+  for (int s = 1; s < W; s *= 2) w.line("bad |= __shfl_xor_sync(FULL, bad, {}, W);", s);
+}
+
+void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  if (spec.blocks() == 0) {
+    w.line("// K <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).");
+    auto guard = w.scope("if (valid)");
+    w.line("T s = T(0);");
+    w.line("draw = REMNANT - 1;");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    w.line("s += my_row[j];");
+    w.line("if (target < s) { draw = j; break; }");
+    return;
+  }
+  w.line("// Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.");
+  w.line("int chunk = 0;");
+  {
+    auto search = w.scope("");
+    w.line("int hi = CHUNKS - 1;");
+    auto loop = w.scope("while (chunk < hi)");
+    w.line("const int mid = (chunk + hi) >> 1;");
+    w.line("if (target < running_total[mid][threadIdx.x]) hi = mid; else chunk = mid + 1;");
+  }
+  w.line("T low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block");
+  if (geometry.chunk_blocks == 1) {
+    w.line("T high = running_total[chunk][threadIdx.x];  // total at the end of the block");
+    w.line("const int block = chunk;");
+  } else {
+    w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
+    w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.");
+    w.line("T high = low;");
+    w.line("int block = chunk * CHUNK_BLOCKS;");
+    w.line("bool found = false;");
+    w.line("T run = low;");
+    auto loop = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
+    w.line("T a[W];");
+    w.line("load_chosen_blocks(a, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);");
+    w.line("build_table(a, r);");
+    w.line("const T next = run + a[W - 1];");
+    w.line("if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }");
+    w.line("run = next;");
+  }
+  w.line("// Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group loads");
+  w.line("// a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).");
+  {
+    auto tile = w.scope("");
+    w.line("T a[W];");
+    w.line("load_chosen_blocks(a, rows, ld, rows_left, block, r);");
+    w.line("build_table(a, r);");
+    w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
+  }
+  if (spec.linear_remnant()) {
+    w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
+    auto guard = w.scope("if (valid && target < remnant_total)");
+    w.line("T s = T(0);");
+    w.line("draw = REMNANT - 1;");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    w.line("s += my_row[j];");
+    w.line("if (target < s) { draw = j; break; }");
+  }
+}
+
+}  // namespace bfly::gen::emit

@@ -1,0 +1,30 @@
+// The emitters: one per piece of the algorithm, each writing CUDA text for a spec into a CodeWriter.
+#pragma once
+
+#include "bfly/gen/code_writer.hpp"
+#include "bfly/gen/generate.hpp"
+#include "bfly/gen/kernel_spec.hpp"
+
+namespace bfly::gen::emit {
+
+// Named constants of the kernel (W, K, remnant, blocks, chunks, threads) with a one-line why each.
+void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+// Algorithm 8 lines 18-30: the butterfly table build of one W x W block held in a[0..W-1] of each lane,
+// fully unrolled (swap: Section 3 code / Figure 4; addsub: Algorithm 8 / Figure 8). Emits
+// `template <typename V> void build_table(V (&a)[W], int r)`.
+void build_table(int W, Variant variant, CodeWriter& w);
+
+// Algorithm 5 / Algorithm 8 lines 13-17: transposed loads of one block (same block for every lane, pass 1,
+// checking every weight) and of each lane's chosen block (pass 2).
+void load_functions(const KernelSpec& spec, CodeWriter& w);
+
+// Algorithm 10 (addsub) or the add-only search (swap) of each lane's own block in its table.
+void search_block(int W, Variant variant, CodeWriter& w);
+
+// Kernel body sections filled into the skeleton.
+void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+void combine_bad(int W, CodeWriter& w);
+void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+}  // namespace bfly::gen::emit

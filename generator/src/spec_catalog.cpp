@@ -1,0 +1,48 @@
+// The spec catalog: fixed, ordered lists of specs for tests and examples.
+#include "bfly/gen/spec_catalog.hpp"
+
+#include <algorithm>
+
+namespace bfly::gen {
+namespace {
+constexpr int kWidths[] = {4, 8, 16, 32};
+constexpr ElementType kTypes[] = {ElementType::f32, ElementType::f64};
+constexpr Variant kVariants[] = {Variant::swap, Variant::addsub};
+}  // namespace
+
+std::vector<int> remnant_thresholds_for(int W) {
+  std::vector<int> out;
+  for (int R : {0, 8, W - 1}) {
+    R = std::min(R, W - 1);
+    if (std::find(out.begin(), out.end(), R) == out.end()) out.push_back(R);
+  }
+  return out;
+}
+
+std::vector<KernelSpec> draw_test_specs() {
+  std::vector<KernelSpec> specs;
+  for (int W : kWidths)
+    for (int K : {1, 2, 3, W - 1, W, W + 1, 71, 100, 1000, 1024, 4097})
+      for (int R : remnant_thresholds_for(W))
+        for (ElementType type : kTypes)
+          for (Variant variant : kVariants) {
+            const KernelSpec spec{W, K, R, type, variant, Operation::sample};
+            spec.validate();
+            if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+          }
+  return specs;
+}
+
+std::vector<KernelSpec> compile_test_specs() {
+  std::vector<KernelSpec> specs;
+  for (int W : kWidths)
+    for (int K : {1, 71, 1024, 4097})
+      for (ElementType type : kTypes)
+        for (Variant variant : kVariants) specs.push_back(KernelSpec{W, K, std::min(8, W - 1), type, variant,
+                                                                     Operation::sample});
+  return specs;
+}
+
+KernelSpec example_spec() { return KernelSpec{32, 1024, 8, ElementType::f32, Variant::addsub, Operation::sample}; }
+
+}  // namespace bfly::gen

@@ -1,0 +1,54 @@
+{{header_comment}}
+#include "bfly/philox.cuh"
+#include "bfly/sample_support.cuh"
+
+namespace {{detail_namespace}} {
+
+{{constants}}
+
+{{device_functions}}
+
+}  // namespace {{detail_namespace}}
+
+// Algorithm 7: one thread per row; groups of W lanes load W x W blocks together (transposed access), build
+// the butterfly-patterned table of each block in registers, and search it.
+extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
+{{kernel_name}}(const {{element_type}}* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
+    unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
+  using namespace {{detail_namespace}};
+  // Algorithm 7 lines 3-5: group q of W lanes, lane r, row m = q * W + r.
+  const int r = static_cast<int>(threadIdx.x) & (W - 1);
+  const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
+  const long long group_first_row = m - r;
+  // Rows of this group that exist; lanes past the last row still take part in every shuffle.
+  const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
+  const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
+  const T* const my_row = weights + m * ld;               // only dereferenced when m < M
+  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  T running = T(0);      // running total of this lane's row: remnant, then block by block
+
+  // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
+  {{pass1}}
+
+  // ---- Which rows can be sampled (DESIGN.md section 6) ----
+  {{combine_bad}}
+  const T total = running;
+  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+
+  // ---- Pass 2: one uniform per row (DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
+  const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
+  const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
+  int draw = 0;
+  {{pass2}}
+
+  // ---- Output ----
+  if (valid) {
+    // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
+    // (Algorithms 1 and 2), so a zero-weight category is never drawn.
+    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
+    out[m] = draw;
+  } else if (m < M) {
+    out[m] = -1;
+    bfly::report_invalid_row(invalid_rows, m);
+  }
+}

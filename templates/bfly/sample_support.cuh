@@ -1,0 +1,63 @@
+// Helpers shared by the generated sampling kernels: weight validity, the scaled-uniform guard, and reporting.
+#pragma once
+
+namespace bfly {
+
+template <typename T> struct Limits;
+template <> struct Limits<float> { static __device__ __forceinline__ float max() { return 3.402823466e+38f; } };
+template <> struct Limits<double> {
+  static __device__ __forceinline__ double max() { return 1.7976931348623157e+308; }
+};
+
+// A weight is usable when it is a finite number >= 0 (-0.0 counts as zero; NaN, infinities and negatives do not).
+template <typename T>
+__device__ __forceinline__ bool valid_weight(T x) { return x >= T(0) && x <= Limits<T>::max(); }
+
+// A row can be sampled when its total is positive and finite.
+template <typename T>
+__device__ __forceinline__ bool valid_total(T total) { return total > T(0) && total <= Limits<T>::max(); }
+
+// The largest value below a positive finite `total`.
+__device__ __forceinline__ float value_below(float total) {
+  return __uint_as_float(__float_as_uint(total) - 1u);
+}
+__device__ __forceinline__ double value_below(double total) {
+  return __longlong_as_double(__double_as_longlong(total) - 1ll);
+}
+
+// u * total, guarded so that it stays below total whatever the rounding (DESIGN.md section 5).
+template <typename T>
+__device__ __forceinline__ T scaled_uniform(T u, T total) {
+  const T scaled = u * total;
+  return scaled < total ? scaled : value_below(total);
+}
+
+// Adds one invalid row to the caller's {count, first row} counters, when it asked for them.
+__device__ __forceinline__ void report_invalid_row(unsigned long long* invalid_rows, long long row) {
+  if (invalid_rows != nullptr) {
+    atomicAdd(&invalid_rows[0], 1ull);
+    atomicMin(&invalid_rows[1], static_cast<unsigned long long>(row));
+  }
+}
+
+}  // namespace bfly
+
+namespace bfly {
+
+// Algorithms 1 and 2 on one row in global memory: sequential running sums, linear search. The generated
+// kernels fall back to it for a row only when their butterfly search landed on a zero weight through
+// rounding, so that a zero-weight category is never drawn. Lanes run it alone (no shuffles inside).
+template <typename T>
+__device__ __noinline__ int sequential_draw(const T* row, int K, T u) {
+  T total = T(0);
+  for (int k = 0; k < K; ++k) total += row[k];
+  const T target = scaled_uniform(u, total);
+  T running = T(0);
+  for (int k = 0; k < K; ++k) {
+    running += row[k];
+    if (target < running) return k;
+  }
+  return K - 1;
+}
+
+}  // namespace bfly

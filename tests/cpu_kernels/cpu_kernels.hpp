@@ -1,0 +1,31 @@
+// The draw-test catalog's generated kernels, compiled for the CPU: look one up and run it (lockstep).
+#pragma once
+
+#include "bfly/gen/kernel_spec.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace bfly::test {
+
+// One generated sample kernel compiled as C++. `launch` has the kernel ABI of gen::generate() and runs the
+// whole grid on the CPU (bfly::lockstep), returning when every row is written.
+struct CpuKernel {
+  gen::KernelSpec spec;
+  std::string_view name;
+  int threads_per_cta;
+  void (*launch)(const void* weights, long long M, long long ld, int* out, unsigned long long* invalid_rows,
+                 unsigned long long seed, unsigned int iteration);
+};
+
+// Every spec of gen::draw_test_specs(), in that order.
+const std::vector<CpuKernel>& cpu_kernels();
+
+// nullptr when `kernel_name` is not in the catalog.
+const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
+
+// Runs `kernel` on the CPU over the whole grid for M rows.
+void run_on_cpu(const CpuKernel& kernel, const void* weights, long long M, long long ld, int* out,
+                unsigned long long* invalid_rows, unsigned long long seed, unsigned int iteration);
+
+}  // namespace bfly::test

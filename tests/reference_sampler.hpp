@@ -1,0 +1,78 @@
+// The plain reference sampler of DESIGN.md section 6 (prefix sums in long double, smallest j with u' < P[j])
+// and the draw-for-draw comparison of a kernel's output against it, shared by the CPU and GPU tests.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace bfly::test {
+
+// The reference for one row: -1 for an invalid row, else the category and the scaled uniform it used.
+template <typename T>
+struct ReferenceDraw {
+  int draw = -1;
+  long double target = 0;           // u * total, exactly as far as long double goes
+  std::vector<long double> prefix;  // prefix[k] = weights 0..k
+};
+
+template <typename T>
+ReferenceDraw<T> reference_draw(const T* row, int K, T u) {
+  ReferenceDraw<T> ref;
+  ref.prefix.resize(static_cast<std::size_t>(K));
+  long double sum = 0;
+  T sum_t = 0;  // the total in T must not overflow either
+  for (int k = 0; k < K; ++k) {
+    const T x = row[k];
+    if (!(x >= T(0) && x <= std::numeric_limits<T>::max())) return ref;
+    sum += x;
+    sum_t += x;
+    ref.prefix[k] = sum;
+  }
+  if (!(sum > 0) || !(sum_t <= std::numeric_limits<T>::max())) return ref;
+  ref.target = static_cast<long double>(u) * sum;
+  for (int k = 0; k < K; ++k)
+    if (ref.target < ref.prefix[k]) {
+      ref.draw = k;
+      return ref;
+    }
+  ref.draw = K - 1;  // u < 1, so only rounding of the last prefix can get here
+  return ref;
+}
+
+// How a kernel's draw for one row compares with the reference.
+enum class DrawCheck { equal, boundary, wrong };
+
+// A differing draw is a boundary case when the reference's u' lies within rounding distance of the
+// kernel's category: sums of at most K weights in T (block sums, running totals, or the sequential
+// fallback) differ from exact ones by at most about (K + log2 W terms) * eps * total.
+template <typename T>
+DrawCheck check_draw(const T* row, int K, int kernel_draw, const ReferenceDraw<T>& ref, std::string* why) {
+  if (ref.draw < 0) {
+    if (kernel_draw == -1) return DrawCheck::equal;
+    *why = "invalid row drawn as " + std::to_string(kernel_draw) + " instead of -1";
+    return DrawCheck::wrong;
+  }
+  if (kernel_draw < 0 || kernel_draw >= K) {
+    *why = "draw " + std::to_string(kernel_draw) + " outside [0, K) for a valid row";
+    return DrawCheck::wrong;
+  }
+  if (!(row[kernel_draw] > T(0))) {
+    *why = "drew category " + std::to_string(kernel_draw) + " whose weight is zero";
+    return DrawCheck::wrong;
+  }
+  if (kernel_draw == ref.draw) return DrawCheck::equal;
+  const long double total = ref.prefix[K - 1];
+  const long double lo = kernel_draw > 0 ? ref.prefix[kernel_draw - 1] : 0;
+  const long double hi = ref.prefix[kernel_draw];
+  const long double distance = ref.target < lo ? lo - ref.target : ref.target - hi;
+  const long double tolerance = (K + 16.0L) * std::numeric_limits<T>::epsilon() * total;
+  if (distance <= tolerance) return DrawCheck::boundary;
+  *why = "drew " + std::to_string(kernel_draw) + ", reference " + std::to_string(ref.draw) +
+         "; u' is " + std::to_string(static_cast<double>(distance / total)) + " * total away from the drawn category";
+  return DrawCheck::wrong;
+}
+
+}  // namespace bfly::test

@@ -1,0 +1,181 @@
+// Draw for draw: the generated source of every draw-test spec, run on the CPU, against the reference sampler
+// given the same uniforms (DESIGN.md section 6, test level 2).
+#include "cpu_kernels.hpp"
+#include "reference_sampler.hpp"
+
+#include "bfly/gen/spec_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+// The uniforms of the kernels: the same Philox text, compiled for the CPU.
+#define __device__
+#define __forceinline__ inline
+#include "bfly/philox.cuh"
+#undef __device__
+#undef __forceinline__
+
+namespace {
+
+using bfly::gen::ElementType;
+using bfly::gen::KernelSpec;
+using bfly::gen::Variant;
+using bfly::test::CpuKernel;
+
+constexpr long long kRows = 131;  // not a multiple of any W, and more than one 128-thread CTA
+constexpr int kPoison = 0x7eadbeef;
+
+// Rows planted as invalid in every input: a negative weight, a NaN, an infinity, and all zeros.
+constexpr long long kNegativeRow = 1, kNaNRow = 40, kInfRow = 77, kZeroRow = 100;
+
+enum class Input { random, many_zeros, huge_range, one_nonzero };
+constexpr Input kInputs[] = {Input::random, Input::many_zeros, Input::huge_range, Input::one_nonzero};
+const char* name_of(Input input) {
+  switch (input) {
+    case Input::random: return "random";
+    case Input::many_zeros: return "many-zeros";
+    case Input::huge_range: return "1e-30-next-to-1e30";
+    default: return "one-nonzero";
+  }
+}
+
+// The seed of this run's random inputs: BFLY_TEST_SEED, else fresh; printed so a failure can be replayed.
+unsigned long long run_seed() {
+  static const unsigned long long seed = [] {
+    const char* env = std::getenv("BFLY_TEST_SEED");
+    const unsigned long long s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("draw tests: inputs from BFLY_TEST_SEED=%llu\n", s);
+    return s;
+  }();
+  return seed;
+}
+
+template <typename T>
+std::vector<T> make_weights(Input input, int K, long long ld, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> w(static_cast<std::size_t>(kRows * ld), std::numeric_limits<T>::quiet_NaN());  // NaN past K
+  for (long long row = 0; row < kRows; ++row) {
+    T* x = &w[static_cast<std::size_t>(row * ld)];
+    for (int k = 0; k < K; ++k) {
+      const double v = unit(rng);
+      switch (input) {
+        case Input::random: x[k] = static_cast<T>(v + 1e-3); break;
+        case Input::many_zeros: x[k] = unit(rng) < 0.8 ? T(0) : static_cast<T>(v); break;
+        case Input::huge_range: {
+          const double p = unit(rng);
+          x[k] = p < 0.2 ? T(0) : static_cast<T>((p < 0.6 ? 1e-30 : 1e30) * (v + 0.01));
+          break;
+        }
+        case Input::one_nonzero: x[k] = T(0); break;
+      }
+    }
+    if (input == Input::one_nonzero)
+      x[rng() % K] = static_cast<T>(row % 3 == 0 ? 1e-30 * (unit(rng) + 0.5) : unit(rng) + 0.5);
+  }
+  const auto plant = [&](long long row, T value) {
+    if (row < kRows) w[static_cast<std::size_t>(row * ld + rng() % K)] = value;
+  };
+  plant(kNegativeRow, T(-0.5));
+  plant(kNaNRow, std::numeric_limits<T>::quiet_NaN());
+  plant(kInfRow, std::numeric_limits<T>::infinity());
+  for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(kZeroRow * ld + k)] = T(0);
+  return w;
+}
+
+struct Counts {
+  long long draws = 0, boundary = 0, invalid = 0;
+};
+
+template <typename T>
+void check_kernel(const CpuKernel& kernel, Counts& counts) {
+  const KernelSpec& spec = kernel.spec;
+  const long long ld = spec.K + 3;
+  std::mt19937_64 rng(run_seed() ^ std::hash<std::string_view>{}(kernel.name));
+  for (Input input : kInputs) {
+    SCOPED_TRACE(std::string(kernel.name) + " input " + name_of(input));
+    const std::vector<T> w = make_weights<T>(input, spec.K, ld, rng);
+    const unsigned long long seed = rng();
+    const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
+    std::vector<int> out(static_cast<std::size_t>(kRows), kPoison);
+    unsigned long long invalid[2] = {0, ~0ull};
+    bfly::test::run_on_cpu(kernel, w.data(), kRows, ld, out.data(), invalid, seed, iteration);
+
+    long long expected_invalid = 0, first_invalid = -1, boundary = 0;
+    for (long long row = 0; row < kRows; ++row) {
+      const T* x = &w[static_cast<std::size_t>(row * ld)];
+      const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
+                                          T());
+      const auto ref = bfly::test::reference_draw(x, spec.K, u);
+      if (ref.draw < 0) {
+        ++expected_invalid;
+        if (first_invalid < 0) first_invalid = row;
+      }
+      std::string why;
+      const auto verdict = bfly::test::check_draw(x, spec.K, out[static_cast<std::size_t>(row)], ref, &why);
+      ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "row " << row << ": " << why;
+      if (verdict == bfly::test::DrawCheck::boundary) ++boundary;
+    }
+    EXPECT_EQ(static_cast<long long>(invalid[0]), expected_invalid) << "invalid-row count reported by the kernel";
+    EXPECT_EQ(static_cast<long long>(invalid[1]), first_invalid < 0 ? -1ll : first_invalid)
+        << "first invalid row reported by the kernel";
+    EXPECT_GE(expected_invalid, 4) << "the planted invalid rows must be invalid";
+    // Boundary cases need u' within rounding distance of a category boundary: rare, never a pattern.
+    EXPECT_LE(boundary, 2) << "too many draws differ from the reference";
+    counts.draws += kRows;
+    counts.boundary += boundary;
+    counts.invalid += expected_invalid;
+  }
+}
+
+struct Group {
+  int W;
+  ElementType type;
+  Variant variant;
+};
+
+std::string group_name(const testing::TestParamInfo<Group>& info) {
+  return "W" + std::to_string(info.param.W) + "_" + std::string(bfly::gen::name_of(info.param.type)) + "_" +
+         std::string(bfly::gen::name_of(info.param.variant));
+}
+
+class DrawForDraw : public testing::TestWithParam<Group> {};
+
+TEST_P(DrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
+  const Group g = GetParam();
+  Counts counts;
+  int kernels = 0;
+  for (const CpuKernel& kernel : bfly::test::cpu_kernels()) {
+    if (kernel.spec.W != g.W || kernel.spec.type != g.type || kernel.spec.variant != g.variant) continue;
+    ++kernels;
+    if (g.type == ElementType::f32) check_kernel<float>(kernel, counts);
+    else check_kernel<double>(kernel, counts);
+    if (HasFatalFailure()) return;
+  }
+  int expected = 0;
+  for (const KernelSpec& spec : bfly::gen::draw_test_specs())
+    expected += spec.W == g.W && spec.type == g.type && spec.variant == g.variant;
+  EXPECT_EQ(kernels, expected) << "every K and R of the catalog must be tested";
+  EXPECT_GE(kernels, 20);
+  std::printf("W=%d %s %s: %d kernels, %lld draws, %lld invalid rows, %lld boundary cases\n", g.W,
+              std::string(bfly::gen::name_of(g.type)).c_str(), std::string(bfly::gen::name_of(g.variant)).c_str(),
+              kernels, counts.draws, counts.invalid, counts.boundary);
+}
+
+std::vector<Group> all_groups() {
+  std::vector<Group> groups;
+  for (int W : {4, 8, 16, 32})
+    for (ElementType type : {ElementType::f32, ElementType::f64})
+      for (Variant variant : {Variant::swap, Variant::addsub}) groups.push_back({W, type, variant});
+  return groups;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalog, DrawForDraw, testing::ValuesIn(all_groups()), group_name);
+
+}  // namespace

@@ -1,0 +1,107 @@
+// generate(): determinism, the header comment, named constants, paper references, inline_headers, geometry,
+// and golden files for a handful of specs (BFLY_UPDATE_GOLDEN=1 rewrites them; review the diff).
+#include "bfly/error.hpp"
+#include "bfly/gen/embedded_templates.hpp"
+#include "bfly/gen/generate.hpp"
+#include "bfly/gen/spec_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using namespace bfly::gen;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Generate, SameSpecGivesByteIdenticalSource) {
+  for (const KernelSpec& spec : compile_test_specs()) {
+    const Source a = generate(spec), b = generate(spec);
+    ASSERT_EQ(a.text, b.text) << kernel_name(spec);
+    ASSERT_EQ(a.kernel_name, kernel_name(spec));
+  }
+  EXPECT_NE(generate(KernelSpec{32, 1024, 8, ElementType::f32, Variant::swap, Operation::sample}).text,
+            generate(KernelSpec{32, 1024, 8, ElementType::f32, Variant::addsub, Operation::sample}).text);
+}
+
+TEST(Generate, SourceDescribesItselfAndPointsAtThePaper) {
+  const Source s = generate(example_spec());
+  EXPECT_TRUE(contains(s.text, "// bfly_sample_f32_w32_k1024_r8_addsub\n"));
+  EXPECT_TRUE(contains(s.text, "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample"));
+  EXPECT_TRUE(contains(s.text, "Do not edit"));
+  EXPECT_TRUE(contains(s.text, std::string("bfly ") + std::string(bfly_version())));
+  EXPECT_TRUE(contains(s.text, "extern \"C\" __global__ void __launch_bounds__(128)\nbfly_sample_f32_w32_k1024_r8_addsub("));
+  for (const char* ref : {"Algorithm 7", "Algorithm 8 lines 18-30", "Algorithm 9 lines 7-12", "Algorithm 10",
+                          "Algorithm 5"})
+    EXPECT_TRUE(contains(s.text, ref)) << ref;
+  for (const char* constant : {"constexpr int W = 32;", "constexpr int K = 1024;", "constexpr int BLOCKS = 32;",
+                               "constexpr int LOG2_W = 5;"})
+    EXPECT_TRUE(contains(s.text, constant)) << constant;
+  EXPECT_EQ(s.headers, (std::vector<std::string>{"bfly/philox.cuh", "bfly/sample_support.cuh"}));
+}
+
+TEST(Generate, ShuffleCountsMatchThePaper) {
+  // W - 1 __shfl_xor_sync per table build (Section 3), log2 W more to combine the bad-weight bits; the
+  // in-block search shuffles W - 1 tree rows (Algorithm 10) and W block indices.
+  for (int W : {4, 8, 16, 32}) {
+    const Source s = generate(KernelSpec{W, 1024, 0, ElementType::f32, Variant::addsub, Operation::sample});
+    std::size_t xor_count = 0, idx_count = 0;
+    for (std::size_t p = 0; (p = s.text.find("__shfl_xor_sync(", p)) != std::string::npos; ++p) ++xor_count;
+    for (std::size_t p = 0; (p = s.text.find("__shfl_sync(", p)) != std::string::npos; ++p) ++idx_count;
+    const int log2w = __builtin_ctz(static_cast<unsigned>(W));
+    EXPECT_EQ(xor_count, static_cast<std::size_t>(W - 1 + log2w)) << "W = " << W;
+    EXPECT_EQ(idx_count, static_cast<std::size_t>(W - 1 + W)) << "W = " << W;
+  }
+}
+
+TEST(Generate, InlineHeadersPastesEveryTemplate) {
+  const Source s = generate(example_spec());
+  const std::string text = inline_headers(s);
+  EXPECT_FALSE(contains(text, "#include \"bfly/"));
+  EXPECT_TRUE(contains(text, "philox4x32_10"));
+  EXPECT_TRUE(contains(text, "sequential_draw"));
+  EXPECT_FALSE(embedded_templates_hash().empty());
+  EXPECT_THROW(template_source("bfly/none.cuh"), bfly::Error);
+}
+
+TEST(Generate, LaunchGeometryBoundsSharedMemory) {
+  for (const KernelSpec& spec : draw_test_specs()) {
+    const LaunchGeometry g = launch_geometry(spec);
+    EXPECT_EQ(g.threads_per_cta, 128);
+    EXPECT_LE(g.static_shared_bytes, 32 * 1024) << kernel_name(spec);
+    EXPECT_GE(g.chunks * g.chunk_blocks, spec.blocks());
+    EXPECT_LT((g.chunks - 1) * g.chunk_blocks, std::max(spec.blocks(), 1));
+  }
+  EXPECT_EQ(launch_geometry(example_spec()).grid_for_rows(129), 2);
+  EXPECT_THROW(launch_geometry(KernelSpec{5, 10, 0, ElementType::f32, Variant::swap, Operation::sample}),
+               bfly::Error);
+}
+
+class Golden : public testing::TestWithParam<const char*> {};
+
+TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
+  const KernelSpec spec = parse_kernel_name(GetParam());
+  const std::string path = std::string(BFLY_GOLDEN_DIR) + "/" + GetParam() + ".cu";
+  const std::string text = generate(spec).text;
+  if (const char* update = std::getenv("BFLY_UPDATE_GOLDEN"); update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << text;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with BFLY_UPDATE_GOLDEN=1)";
+  std::stringstream golden;
+  golden << in.rdbuf();
+  EXPECT_EQ(text, golden.str()) << "generated source changed; if intended, rerun with BFLY_UPDATE_GOLDEN=1 and "
+                                   "review the diff of " << path;
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, Golden,
+                         testing::Values("bfly_sample_f32_w4_k10_r3_addsub", "bfly_sample_f64_w8_k71_r0_swap",
+                                         "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_sample_f32_w16_k3_r8_swap",
+                                         "bfly_sample_f32_w8_k4097_r7_addsub"));
+
+}  // namespace

@@ -1,0 +1,98 @@
+// KernelSpec: validation messages, derived facts, and kernel names (make, parse, round trip).
+#include "bfly/error.hpp"
+#include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/spec_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using namespace bfly::gen;
+
+std::string validation_message(const KernelSpec& spec) {
+  try {
+    spec.validate();
+  } catch (const bfly::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KernelSpec, RejectsBadFieldsNamingFieldValueAndAllowed) {
+  KernelSpec s;
+  s.W = 12;
+  EXPECT_NE(validation_message(s).find("W = 12"), std::string::npos);
+  EXPECT_NE(validation_message(s).find("4, 8, 16 or 32"), std::string::npos);
+  s = KernelSpec{};
+  s.K = 0;
+  EXPECT_NE(validation_message(s).find("K = 0"), std::string::npos);
+  EXPECT_NE(validation_message(s).find("[1, 1048576]"), std::string::npos);
+  s = KernelSpec{};
+  s.K = KernelSpec::kMaxK + 1;
+  EXPECT_NE(validation_message(s).find("K = 1048577"), std::string::npos);
+  s = KernelSpec{};
+  s.W = 8;
+  s.R = 8;
+  EXPECT_NE(validation_message(s).find("R = 8"), std::string::npos);
+  EXPECT_NE(validation_message(s).find("[0, 7]"), std::string::npos);
+  s.R = -1;
+  EXPECT_NE(validation_message(s).find("R = -1"), std::string::npos);
+  EXPECT_EQ(validation_message(KernelSpec{}), "");
+  EXPECT_EQ(validation_message(KernelSpec{4, 65536, 0, ElementType::f64, Variant::swap, Operation::sample}), "");
+}
+
+TEST(KernelSpec, ParsesTypeAndVariantOrListsAllowed) {
+  EXPECT_EQ(parse_element_type("f64"), ElementType::f64);
+  EXPECT_EQ(parse_variant("swap"), Variant::swap);
+  try {
+    parse_element_type("f16");
+    FAIL() << "f16 accepted";
+  } catch (const bfly::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("allowed: f32, f64"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_variant("xor"), bfly::Error);
+}
+
+TEST(KernelSpec, RemnantPolicyFollowsTheThreshold) {
+  KernelSpec s{32, 71, 8, ElementType::f32, Variant::addsub, Operation::sample};  // 71 mod 32 = 7 <= 8
+  EXPECT_TRUE(s.linear_remnant());
+  EXPECT_EQ(s.blocks(), 2);
+  EXPECT_EQ(s.first_block_column(), 7);
+  s.K = 75;  // remnant 11 > 8: padded into block 0, which starts 21 columns left of column 0
+  EXPECT_TRUE(s.padded());
+  EXPECT_EQ(s.blocks(), 3);
+  EXPECT_EQ(s.first_block_column(), -21);
+  s.K = 64;
+  EXPECT_FALSE(s.padded());
+  EXPECT_FALSE(s.linear_remnant());
+  EXPECT_EQ(s.blocks(), 2);
+  s = KernelSpec{16, 3, 8, ElementType::f32, Variant::swap, Operation::sample};  // K < W, searched linearly
+  EXPECT_EQ(s.blocks(), 0);
+  EXPECT_EQ(s.log2_w(), 4);
+}
+
+TEST(KernelSpec, NamesRoundTripForTheWholeCatalog) {
+  EXPECT_EQ(kernel_name(example_spec()), "bfly_sample_f32_w32_k1024_r8_addsub");
+  for (const KernelSpec& spec : draw_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+}
+
+TEST(KernelSpec, ParseKernelNameRejectsWhatIsNotAName) {
+  for (const char* bad : {"bfly_sample_f32_w32_k1024_r8", "bfly_sample_f32_w33_k1024_r8_addsub",
+                          "bfly_sample_f32_w32_k01024_r8_addsub", "cub_sample_f32_w32_k1024_r8_addsub",
+                          "bfly_sample_f32_w32_kx_r8_addsub", "bfly_sample_f32_w32_k1024_r8_swap_x"}) {
+    EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
+  }
+}
+
+TEST(KernelSpec, CatalogIsValidAndDuplicateFree) {
+  const auto specs = draw_test_specs();
+  EXPECT_GT(specs.size(), 300u);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    for (std::size_t j = i + 1; j < specs.size(); ++j) ASSERT_FALSE(specs[i] == specs[j]) << kernel_name(specs[i]);
+  EXPECT_EQ(remnant_thresholds_for(4), (std::vector<int>{0, 3}));
+  EXPECT_EQ(remnant_thresholds_for(32), (std::vector<int>{0, 8, 31}));
+}
+
+}  // namespace

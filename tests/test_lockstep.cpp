@@ -1,0 +1,77 @@
+// bfly/lockstep.hpp: CUDA's warp-synchronous semantics on the CPU, and the errors it stops with.
+#include "bfly/lockstep.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+__global__ void shuffles(int* out) {
+  const int t = static_cast<int>(threadIdx.x);
+  out[4 * t + 0] = __shfl_sync(0xffffffffu, 100 + t, 3, 8);        // lane 3 of this 8-lane segment
+  out[4 * t + 1] = __shfl_xor_sync(0xffffffffu, 100 + t, 4, 8);    // partner within the segment
+  out[4 * t + 2] = __shfl_xor_sync(0xffffffffu, 100 + t, 8, 8);    // a later segment: own value; earlier: read
+  out[4 * t + 3] = static_cast<int>(__ballot_sync(0xffffffffu, t % 3 == 0)) + __any_sync(0xffffffffu, t == 5) * 7 +
+                   __all_sync(0xffffffffu, t < 64) * 11;
+}
+
+TEST(Lockstep, ShuffleAndVoteFollowCuda) {
+  const int n = 40;  // one full warp and one partial warp
+  std::vector<int> out(4 * n, -1);
+  bfly::lockstep::launch(shuffles, dim3(1), dim3(n), out.data());
+  unsigned ballot0 = 0, ballot1 = 0;
+  for (int t = 0; t < 32; ++t) ballot0 |= (t % 3 == 0 ? 1u : 0u) << t;
+  for (int t = 32; t < n; ++t) ballot1 |= (t % 3 == 0 ? 1u : 0u) << (t - 32);
+  for (int t = 0; t < n; ++t) {
+    EXPECT_EQ(out[4 * t + 0], 100 + (t & ~7) + 3) << t;
+    EXPECT_EQ(out[4 * t + 1], 100 + (t ^ 4)) << t;
+    EXPECT_EQ(out[4 * t + 2], (t & 8) ? 100 + (t ^ 8) : 100 + t) << t;
+    const int any = t < 32 ? 7 : 0;
+    EXPECT_EQ(out[4 * t + 3], static_cast<int>(t < 32 ? ballot0 : ballot1) + any + 11) << t;
+  }
+}
+
+__global__ void block_sum(const int* in, int* out) {
+  __shared__ int partial[64];
+  partial[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int s = 0;
+    for (unsigned i = 0; i < blockDim.x; ++i) s += partial[i];
+    out[blockIdx.x] = s;
+  }
+}
+
+TEST(Lockstep, SharedMemoryAndBarriersPerCta) {
+  const int ctas = 5, threads = 64;
+  std::vector<int> in(ctas * threads), out(ctas, 0);
+  for (int i = 0; i < ctas * threads; ++i) in[i] = i;
+  bfly::lockstep::launch(block_sum, dim3(ctas), dim3(threads), in.data(), out.data());
+  for (int b = 0; b < ctas; ++b) {
+    int want = 0;
+    for (int i = 0; i < threads; ++i) want += b * threads + i;
+    EXPECT_EQ(out[b], want);
+  }
+}
+
+__global__ void divergent(int* out) {
+  if (threadIdx.x < 16) out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+}
+
+TEST(LockstepDeathTest, ShuffleWhileOtherLanesFinishedStops) {
+  std::vector<int> out(32);
+  EXPECT_DEATH(bfly::lockstep::launch(divergent, dim3(1), dim3(32), out.data()), "while others finished");
+}
+
+__global__ void mismatched(int* out) {
+  if (threadIdx.x & 1) out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
+  else out[threadIdx.x] = static_cast<int>(__ballot_sync(0xffffffffu, 1));
+}
+
+TEST(LockstepDeathTest, DifferentCallsInOneRoundStop) {
+  std::vector<int> out(32);
+  EXPECT_DEATH(bfly::lockstep::launch(mismatched, dim3(1), dim3(32), out.data()), "different warp-synchronous calls");
+}
+
+}  // namespace
