@@ -102,6 +102,6 @@ TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
 INSTANTIATE_TEST_SUITE_P(Specs, Golden,
                          testing::Values("bfly_sample_f32_w4_k10_r3_addsub", "bfly_sample_f64_w8_k71_r0_swap",
                                          "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_sample_f32_w16_k3_r8_swap",
-                                         "bfly_sample_f32_w8_k4097_r7_addsub"));
+                                         "bfly_sample_f32_w8_k4097_r7_addsub", "bfly_lda_z_f32_w8_k71_r7_addsub"));
 
 }  // namespace

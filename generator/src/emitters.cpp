@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -38,7 +39,11 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
          geometry.chunk_blocks);
   w.line("constexpr int CHUNKS = {};  // running totals per row in shared memory (Algorithm 9 searches them)",
          geometry.chunks);
-  w.line("constexpr int THREADS = {};  // threads per CTA, one per row", geometry.threads_per_cta);
+  w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
+         spec.operation == Operation::sample ? "row" : "document");
+  if (spec.operation == Operation::lda_z)
+    w.line("constexpr int THETA_LOCAL = {};  // theta values cached per lane (Algorithm 5)",
+           std::max(1, (spec.linear_remnant() ? spec.remnant() : 0) + spec.blocks() * spec.W));
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
 
@@ -139,27 +144,45 @@ void search_block(int W, Variant variant, CodeWriter& w) {
   w.line("return lo;  // Algorithm 10 line 29: the index within the block");
 }
 
+OperationText operation_text(const KernelSpec& spec) {
+  OperationText t;
+  if (spec.operation == Operation::sample) {
+    t.remnant_element = "my_row[j]";
+    t.load_block = "load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad)";
+    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
+    t.remnant_guard = "m < M";
+    t.check_weights = true;
+  } else {
+    t.remnant_element = "bfly::product(theta_local[j], my_phi[j])";
+    t.load_block = "load_products(a, theta_local, phi, ld_phi, c_warp, b, r)";
+    t.load_chosen = "load_chosen_products(a, theta_local, phi, ld_phi, c_warp, {}, r)";
+    t.remnant_guard = "c >= 0";
+    t.check_weights = false;
+  }
+  return t;
+}
+
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  const OperationText op = operation_text(spec);
   if (spec.linear_remnant()) {
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
     w.line("T remnant_total = T(0);");
-    auto guard = w.scope("if (m < M)");
+    auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("const T x = my_row[j];");
-    w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
+    w.line("const T x = {};", op.remnant_element);
+    if (op.check_weights) w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
     w.line("remnant_total += x;");
   } else {
     w.line("const T remnant_total = T(0);  // no linearly searched remnant");
   }
   if (spec.linear_remnant()) w.line("running = remnant_total;");
   if (spec.blocks() == 0) return;
-  w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
   w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
   w.line("#pragma unroll 2");
   auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)", "for each block");
   w.line("T a[W];");
-  w.line("load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad);");
+  w.line("{};", op.load_block);
   w.line("build_table(a, r);");
   w.line("running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total");
   if (geometry.chunk_blocks == 1)
@@ -168,19 +191,72 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[b / CHUNK_BLOCKS][threadIdx.x] = running;");
 }
 
+void shared_memory(const KernelSpec& spec, CodeWriter& w) {
+  if (spec.blocks() == 0) return;
+  w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
+}
+
+void lda_functions(const KernelSpec& spec, CodeWriter& w) {
+  const bool padded = spec.padded();
+  w.line("// Algorithm 8 lines 13-17: the products theta[doc k][col] * phi[word k][col] of block b, where lane r");
+  w.line("// takes col = block start + r (transposed access to phi) and theta_local holds theta transposed");
+  w.line("// (Algorithm 5). __fmul_rn keeps every product a rounded product, never fused into a later add, so");
+  w.line("// both passes and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.");
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void load_products(T (&a)[W], const T* theta_local, const T* phi, long long ld_phi, "
+        "const int (&c_warp)[W], int b, int r)");
+    w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
+    w.line("const T* t = theta_local + REMNANT + b * W;");
+    for (int k = 0; k < spec.W; ++k)
+      w.line("a[{0}] = c_warp[{0}] >= 0{1} ? bfly::product(t[{0}], phi[c_warp[{0}] * ld_phi + col]) : T(0);", k,
+             padded ? " && col >= 0" : "");
+  }
+  w.blank();
+  w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void load_chosen_products(T (&a)[W], const T* theta_local, const T* phi, "
+        "long long ld_phi, const int (&c_warp)[W], int block, int r)");
+    for (int k = 0; k < spec.W; ++k) {
+      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int col = FIRST_BLOCK_COLUMN + b * W + r;", k);
+      w.line("  a[{0}] = c_warp[{0}] >= 0 && b < BLOCKS{1} ? bfly::product(theta_local[REMNANT + b * W + {0}], "
+             "phi[c_warp[{0}] * ld_phi + col]) : T(0); }}", k, padded ? " && col >= 0" : "");
+    }
+  }
+}
+
+void cache_theta(const KernelSpec& spec, CodeWriter& w) {
+  w.line("// Algorithm 5: cache theta. The remnant is this lane's own (lines 3-6); block b holds, at b * W + k, the");
+  w.line("// weight (block start + r) of document k of the group: transposed access, W consecutive weights a row.");
+  w.line("T theta_local[THETA_LOCAL];");
+  if (spec.linear_remnant()) {
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < REMNANT; ++j) theta_local[j] = m < D ? theta[m * ld_theta + j] : T(0);");
+  }
+  if (spec.blocks() == 0) return;
+  auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)", "lines 7-13");
+  w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
+  w.line("#pragma unroll");
+  w.line("for (int k = 0; k < W; ++k)");
+  w.line("  theta_local[REMNANT + b * W + k] = k < docs_left{} ? thetas[k * ld_theta + col] : T(0);",
+         spec.padded() ? " && col >= 0" : "");
+}
+
 void combine_bad(int W, CodeWriter& w) {
   w.line("// Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).");
   for (int s = 1; s < W; s *= 2) w.line("bad |= __shfl_xor_sync(FULL, bad, {}, W);", s);
 }
 
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  const OperationText op = operation_text(spec);
   if (spec.blocks() == 0) {
     w.line("// K <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).");
     auto guard = w.scope("if (valid)");
     w.line("T s = T(0);");
     w.line("draw = REMNANT - 1;");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += my_row[j];");
+    w.line("s += {};", op.remnant_element);
     w.line("if (target < s) { draw = j; break; }");
     return;
   }
@@ -206,7 +282,7 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("T run = low;");
     auto loop = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
     w.line("T a[W];");
-    w.line("load_chosen_blocks(a, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);");
+    w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
     w.line("build_table(a, r);");
     w.line("const T next = run + a[W - 1];");
     w.line("if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }");
@@ -217,7 +293,7 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   {
     auto tile = w.scope("");
     w.line("T a[W];");
-    w.line("load_chosen_blocks(a, rows, ld, rows_left, block, r);");
+    w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
     w.line("build_table(a, r);");
     w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
   }
@@ -227,7 +303,7 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("T s = T(0);");
     w.line("draw = REMNANT - 1;");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += my_row[j];");
+    w.line("s += {};", op.remnant_element);
     w.line("if (target < s) { draw = j; break; }");
   }
 }

@@ -5,6 +5,8 @@
 #include "bfly/gen/generate.hpp"
 #include "bfly/gen/kernel_spec.hpp"
 
+#include <string>
+
 namespace bfly::gen::emit {
 
 // Named constants of the kernel (W, K, remnant, blocks, chunks, threads) with a one-line why each.
@@ -22,7 +24,23 @@ void load_functions(const KernelSpec& spec, CodeWriter& w);
 // Algorithm 10 (addsub) or the add-only search (swap) of each lane's own block in its table.
 void search_block(int W, Variant variant, CodeWriter& w);
 
+// What differs between operations in the shared passes: how a weight is read.
+struct OperationText {
+  std::string remnant_element;  // expression for weight j of this lane's own row (remnant), e.g. "my_row[j]"
+  std::string load_block;       // statement filling a[] with block b (pass 1)
+  std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
+  std::string remnant_guard;    // condition under which this lane has a row to read
+  bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)
+};
+OperationText operation_text(const KernelSpec& spec);
+
+// Algorithm 5 and Algorithm 8 lines 2-17 for lda_z: theta cached per lane (transposed), products formed in
+// registers from theta_local and phi rows gathered with transposed access.
+void lda_functions(const KernelSpec& spec, CodeWriter& w);
+void cache_theta(const KernelSpec& spec, CodeWriter& w);
+
 // Kernel body sections filled into the skeleton.
+void shared_memory(const KernelSpec& spec, CodeWriter& w);
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
 void combine_bad(int W, CodeWriter& w);
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);

@@ -33,7 +33,8 @@ const ElementTypeInfo& info(ElementType type) {
 
 constexpr std::array kVariantNames = {std::pair{Variant::swap, std::string_view("swap")},
                                       std::pair{Variant::addsub, std::string_view("addsub")}};
-constexpr std::array kOperationNames = {std::pair{Operation::sample, std::string_view("sample")}};
+constexpr std::array kOperationNames = {std::pair{Operation::sample, std::string_view("sample")},
+                                        std::pair{Operation::lda_z, std::string_view("lda_z")}};
 
 template <typename Table>
 std::string allowed_names(const Table& table) {
@@ -124,14 +125,18 @@ KernelSpec parse_kernel_name(std::string_view name) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  if (fields.size() != 7 || fields[0] != "bfly") throw fail("it must have 7 fields separated by '_'");
+  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>; the operation may itself contain '_' (lda_z).
+  if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
+  std::string operation(fields[1]);
+  for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);
+  fields.erase(fields.begin() + 2, fields.end() - 5);
   const auto tagged = [&](std::string_view field, char tag, std::string_view what) {
     if (field.size() < 2 || field[0] != tag) throw fail(fmt::format("field '{}' must start with '{}'", field, tag));
     return parse_int(field.substr(1), what);
   };
   KernelSpec spec;
   try {
-    spec.operation = parse_operation(fields[1]);
+    spec.operation = parse_operation(operation);
     spec.type = parse_element_type(fields[2]);
     spec.W = tagged(fields[3], 'w', "W");
     spec.K = tagged(fields[4], 'k', "K");

@@ -33,13 +33,29 @@ std::vector<KernelSpec> draw_test_specs() {
   return specs;
 }
 
+std::vector<KernelSpec> lda_test_specs() {
+  std::vector<KernelSpec> specs;
+  for (int W : kWidths)
+    for (int K : {1, 3, W + 1, 71, 300})
+      for (int R : {0, W - 1})
+        for (ElementType type : kTypes)
+          for (Variant variant : kVariants) {
+            const KernelSpec spec{W, K, R, type, variant, Operation::lda_z};
+            spec.validate();
+            if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+          }
+  return specs;
+}
+
 std::vector<KernelSpec> compile_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)
-    for (int K : {1, 71, 1024, 4097})
-      for (ElementType type : kTypes)
-        for (Variant variant : kVariants) specs.push_back(KernelSpec{W, K, std::min(8, W - 1), type, variant,
-                                                                     Operation::sample});
+    for (ElementType type : kTypes)
+      for (Variant variant : kVariants) {
+        for (int K : {1, 71, 1024, 4097})
+          specs.push_back(KernelSpec{W, K, std::min(8, W - 1), type, variant, Operation::sample});
+        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), type, variant, Operation::lda_z});
+      }
   return specs;
 }
 

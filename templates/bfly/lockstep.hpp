@@ -465,3 +465,5 @@ inline unsigned long long atomicMin(unsigned long long* address, unsigned long l
   return old;
 }
 inline int atomicAdd(int* address, int value) { return std::atomic_ref<int>(*address).fetch_add(value); }
+inline float __fmul_rn(float x, float y) { return x * y; }
+inline double __dmul_rn(double x, double y) { return x * y; }

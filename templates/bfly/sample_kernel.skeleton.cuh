@@ -26,6 +26,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
   unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
   T running = T(0);      // running total of this lane's row: remnant, then block by block
+  {{shared_memory}}
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   {{pass1}}

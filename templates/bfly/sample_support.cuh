@@ -32,6 +32,11 @@ __device__ __forceinline__ T scaled_uniform(T u, T total) {
   return scaled < total ? scaled : value_below(total);
 }
 
+// A rounded product that is never fused into a following add (the generated kernels form every LDA weight
+// this way, so that their two passes and the fallback see identical weights).
+__device__ __forceinline__ float product(float x, float y) { return __fmul_rn(x, y); }
+__device__ __forceinline__ double product(double x, double y) { return __dmul_rn(x, y); }
+
 // Adds one invalid row to the caller's {count, first row} counters, when it asked for them.
 __device__ __forceinline__ void report_invalid_row(unsigned long long* invalid_rows, long long row) {
   if (invalid_rows != nullptr) {
@@ -55,6 +60,24 @@ __device__ __noinline__ int sequential_draw(const T* row, int K, T u) {
   T running = T(0);
   for (int k = 0; k < K; ++k) {
     running += row[k];
+    if (target < running) return k;
+  }
+  return K - 1;
+}
+
+}  // namespace bfly
+
+namespace bfly {
+
+// sequential_draw for the LDA z-step: the weights are the rounded products theta[k] * phi[k].
+template <typename T>
+__device__ __noinline__ int sequential_draw_products(const T* theta, const T* phi, int K, T u) {
+  T total = T(0);
+  for (int k = 0; k < K; ++k) total += product(theta[k], phi[k]);
+  const T target = scaled_uniform(u, total);
+  T running = T(0);
+  for (int k = 0; k < K; ++k) {
+    running += product(theta[k], phi[k]);
     if (target < running) return k;
   }
   return K - 1;

@@ -9,29 +9,49 @@
 namespace bfly::test {
 
 // Defined in the generated draw_kernels_<i>.cpp shards.
-#define BFLY_DECLARE_SHARD(i) void register_draw_kernels_##i(std::vector<CpuKernel>& out);
+#define BFLY_DECLARE_SHARD(i) \
+  void register_draw_kernels_##i(std::vector<CpuKernel>& out, std::vector<CpuLdaKernel>& lda);
 BFLY_DECLARE_SHARD(0) BFLY_DECLARE_SHARD(1) BFLY_DECLARE_SHARD(2) BFLY_DECLARE_SHARD(3)
 BFLY_DECLARE_SHARD(4) BFLY_DECLARE_SHARD(5) BFLY_DECLARE_SHARD(6) BFLY_DECLARE_SHARD(7)
 #undef BFLY_DECLARE_SHARD
 static_assert(BFLY_DRAW_KERNEL_SHARDS == 8, "update the shard list above");
 
-const std::vector<CpuKernel>& cpu_kernels() {
-  static const std::vector<CpuKernel> ordered = [] {
-    std::vector<CpuKernel> all;
-    register_draw_kernels_0(all); register_draw_kernels_1(all); register_draw_kernels_2(all);
-    register_draw_kernels_3(all); register_draw_kernels_4(all); register_draw_kernels_5(all);
-    register_draw_kernels_6(all); register_draw_kernels_7(all);
-    const std::vector<gen::KernelSpec> specs = gen::draw_test_specs();
-    std::vector<CpuKernel> out;
-    for (const gen::KernelSpec& spec : specs) {
-      const auto it = std::find_if(all.begin(), all.end(), [&](const CpuKernel& k) { return k.spec == spec; });
-      if (it == all.end()) throw std::logic_error("draw-test kernel missing from the generated shards");
-      out.push_back(*it);
-    }
-    return out;
+namespace {
+
+struct Registry {
+  std::vector<CpuKernel> sample;
+  std::vector<CpuLdaKernel> lda;
+};
+
+// The shards' kernels in catalog order.
+template <typename Kernel>
+std::vector<Kernel> in_catalog_order(const std::vector<Kernel>& all, const std::vector<gen::KernelSpec>& specs) {
+  std::vector<Kernel> out;
+  for (const gen::KernelSpec& spec : specs) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const Kernel& k) { return k.spec == spec; });
+    if (it == all.end()) throw std::logic_error("draw-test kernel missing from the generated shards");
+    out.push_back(*it);
+  }
+  return out;
+}
+
+const Registry& registry() {
+  static const Registry ordered = [] {
+    Registry all;
+    register_draw_kernels_0(all.sample, all.lda); register_draw_kernels_1(all.sample, all.lda);
+    register_draw_kernels_2(all.sample, all.lda); register_draw_kernels_3(all.sample, all.lda);
+    register_draw_kernels_4(all.sample, all.lda); register_draw_kernels_5(all.sample, all.lda);
+    register_draw_kernels_6(all.sample, all.lda); register_draw_kernels_7(all.sample, all.lda);
+    return Registry{in_catalog_order(all.sample, gen::draw_test_specs()),
+                    in_catalog_order(all.lda, gen::lda_test_specs())};
   }();
   return ordered;
 }
+
+}  // namespace
+
+const std::vector<CpuKernel>& cpu_kernels() { return registry().sample; }
+const std::vector<CpuLdaKernel>& cpu_lda_kernels() { return registry().lda; }
 
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name) {
   for (const CpuKernel& k : cpu_kernels())

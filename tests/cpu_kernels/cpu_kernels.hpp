@@ -18,6 +18,19 @@ struct CpuKernel {
                  unsigned long long seed, unsigned int iteration);
 };
 
+// One generated lda_z kernel compiled as C++, with the lda_z kernel ABI (see gen::generate()).
+struct CpuLdaKernel {
+  gen::KernelSpec spec;
+  std::string_view name;
+  int threads_per_cta;
+  void (*launch)(const void* theta, long long ld_theta, const void* phi, long long ld_phi,
+                 const long long* doc_offsets, const int* words, int* z, long long D,
+                 unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
+};
+
+// Every spec of gen::lda_test_specs(), in that order.
+const std::vector<CpuLdaKernel>& cpu_lda_kernels();
+
 // Every spec of gen::draw_test_specs(), in that order.
 const std::vector<CpuKernel>& cpu_kernels();
 

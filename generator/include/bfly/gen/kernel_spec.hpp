@@ -15,14 +15,15 @@ enum class ElementType { f32, f64 };
 // ([a b; c d] -> [a d; a+b c+d]) and searches with add-or-subtract steps (Algorithm 10).
 enum class Variant { swap, addsub };
 
-// What the kernel does around the table build and search.
-enum class Operation { sample };
+// What the kernel does around the table build and search: `sample` draws one category per row of explicit
+// weights; `lda_z` draws a topic per token from theta[doc] * phi[word] (the paper's LDA z-step).
+enum class Operation { sample, lda_z };
 
 std::string_view name_of(ElementType type);   // "f32"
 std::string_view cuda_type(ElementType type);  // "float"
 int size_of(ElementType type);                 // 4
 std::string_view name_of(Variant variant);     // "addsub"
-std::string_view name_of(Operation operation); // "sample"
+std::string_view name_of(Operation operation); // "sample", "lda_z"
 ElementType parse_element_type(std::string_view text);  // throws bfly::Error listing the allowed values
 Variant parse_variant(std::string_view text);
 Operation parse_operation(std::string_view text);
@@ -51,7 +52,7 @@ struct KernelSpec {
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };
 
-// "bfly_sample_f32_w32_k1024_r8_addsub": each field a tag and its value.
+// "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value.
 std::string kernel_name(const KernelSpec& spec);
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.

@@ -1,0 +1,73 @@
+{{header_comment}}
+#include "bfly/philox.cuh"
+#include "bfly/sample_support.cuh"
+
+namespace {{detail_namespace}} {
+
+{{constants}}
+
+{{device_functions}}
+
+}  // namespace {{detail_namespace}}
+
+// Algorithm 7: one document per lane; for each token, the group forms the W x W blocks of products
+// theta[doc] * phi[word] in registers (transposed access), builds their butterfly tables and searches them.
+// Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1] - 1 belong to document m, whose
+// topic weights are row m of theta. Sorting documents by length keeps the lanes of a group equally busy.
+extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
+{{kernel_name}}(const {{element_type}}* __restrict__ theta, long long ld_theta, const {{element_type}}* __restrict__ phi,
+    long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
+    long long D, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed, unsigned int iteration) {
+  using namespace {{detail_namespace}};
+  // Algorithm 7 lines 3-5: group q of W lanes, lane r, document m = q * W + r.
+  const int r = static_cast<int>(threadIdx.x) & (W - 1);
+  const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
+  const long long group_first_doc = m - r;
+  // Documents of this group that exist; lanes past the last document still take part in every shuffle.
+  const int docs_left = D - group_first_doc < W ? static_cast<int>(D - group_first_doc) : W;
+  const T* const thetas = theta + group_first_doc * ld_theta;  // row k of the group starts at thetas + k * ld_theta
+  const long long begin = m < D ? doc_offsets[m] : 0;
+  const int n = m < D ? static_cast<int>(doc_offsets[m + 1] - begin) : 0;  // tokens of this lane's document
+  {{shared_memory}}
+  {{cache_theta}}
+
+  // Algorithm 7 lines 9-17, the master index: every lane stays in the loop until the group's longest
+  // document is done, repeating its own last token (not written again) so that all lanes shuffle.
+  for (int i_master = 0; __any_sync(FULL, i_master < n); ++i_master) {
+    const long long token = begin + (i_master < n ? i_master : (n > 0 ? n - 1 : 0));
+    const int c = n > 0 ? words[token] : -1;  // this lane's word; -1: no token, weights read as zeros
+    const T* const my_phi = phi + (c >= 0 ? c : 0) * ld_phi;
+    // Algorithm 8 lines 2-4: every lane learns every lane's word.
+    int c_warp[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) c_warp[k] = __shfl_sync(FULL, c, k, W);
+    T running = T(0);  // running total of this token's weights: remnant, then block by block
+
+    // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
+    {{pass1}}
+
+    const T total = running;
+    const bool valid = c >= 0 && bfly::valid_total(total);
+
+    // ---- Pass 2: one uniform per token (DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
+    const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
+    const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
+    int draw = 0;
+    {{pass2}}
+
+    // ---- Output (Algorithm 7 line 15), once per token ----
+    if (i_master < n) {
+      if (valid) {
+        // Add/subtract rounding can land a search on a zero weight; such a token is drawn again
+        // sequentially (Algorithms 1 and 2), so a zero-weight topic is never drawn.
+        const T* const my_theta = theta + m * ld_theta;
+        if (draw < 0 || !(bfly::product(my_theta[draw], my_phi[draw]) > T(0)))
+          draw = bfly::sequential_draw_products(my_theta, my_phi, K, u);
+        z[token] = draw;
+      } else {
+        z[token] = -1;
+        bfly::report_invalid_row(invalid_tokens, token);
+      }
+    }
+  }
+}
