@@ -1,0 +1,64 @@
+#include "bfly/rt/module.hpp"
+
+#include "bfly/rt/cache.hpp"
+#include "bfly/rt/driver.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+
+namespace bfly::rt {
+
+Module::Module(const CompiledKernel& kernel) : context_(current_context()) {
+  check(driver().ModuleLoadData(&module_, kernel.binary.data()),
+        fmt::format("cuModuleLoadData({} for {})", kernel.kernel_name, kernel.arch.option()));
+}
+
+Module::~Module() {
+  if (module_ != nullptr) driver().ModuleUnload(module_);
+}
+
+Kernel load(const CompiledKernel& compiled) {
+  const Driver& d = driver();
+  Kernel kernel;
+  kernel.module = std::make_shared<const Module>(compiled);
+  kernel.name = compiled.kernel_name;
+  kernel.spec = compiled.spec;
+  kernel.geometry = gen::launch_geometry(compiled.spec);
+  check(d.ModuleGetFunction(&kernel.function, kernel.module->get(), kernel.name.c_str()),
+        fmt::format("cuModuleGetFunction({})", kernel.name));
+  kernel.resources = compiled.resources;
+  if (!kernel.resources.known) {
+    // PTX: the driver compiled it at load time and knows what ptxas would have reported (but not the spills).
+    ResourceUsage& r = kernel.resources;
+    check(d.FuncGetAttribute(&r.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel.function), "cuFuncGetAttribute");
+    check(d.FuncGetAttribute(&r.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, kernel.function),
+          "cuFuncGetAttribute");
+    check(d.FuncGetAttribute(&r.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel.function),
+          "cuFuncGetAttribute");
+    r.known = true;
+  }
+  return kernel;
+}
+
+Kernel load_kernel(const gen::KernelSpec& spec) {
+  const gen::Source source = gen::generate(spec);
+  const CacheLookup lookup = default_cache().get(source, default_compile_options(current_device_arch()));
+  return load(*lookup.kernel);
+}
+
+void launch_rows(const Kernel& kernel, long long M, CUstream stream, void** arguments) {
+  const long long grid = kernel.geometry.grid_for_rows(M);
+  if (grid > INT_MAX) {
+    throw Error(fmt::format("M = {} rows need {} CTAs of {} threads, more than a grid holds ({}); "
+                            "split the batch",
+                            M, grid, kernel.geometry.threads_per_cta, INT_MAX));
+  }
+  check(driver().LaunchKernel(kernel.function, static_cast<unsigned>(grid), 1, 1,
+                              static_cast<unsigned>(kernel.geometry.threads_per_cta), 1, 1, 0, stream, arguments,
+                              nullptr),
+        fmt::format("cuLaunchKernel({}, {} CTAs of {} threads)", kernel.name, grid,
+                    kernel.geometry.threads_per_cta));
+}
+
+}  // namespace bfly::rt

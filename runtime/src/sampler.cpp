@@ -1,0 +1,175 @@
+#include "bfly/rt/sampler.hpp"
+
+#include "bfly/error.hpp"
+#include "bfly/rt/driver.hpp"
+#include "bfly/rt/module.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace bfly::rt {
+namespace {
+
+template <typename T>
+constexpr gen::ElementType element_type_of() {
+  if constexpr (std::is_same_v<T, float>) {
+    return gen::ElementType::f32;
+  } else {
+    static_assert(std::is_same_v<T, double>);
+    return gen::ElementType::f64;
+  }
+}
+
+// Every check that needs no GPU, so a bad call fails the same way on every machine.
+void validate_arguments(const void* weights, long long M, int K, long long ld, const int* out) {
+  if (K < 1 || K > gen::KernelSpec::kMaxK) {
+    throw Error(fmt::format("Sampler::sample: K = {} is out of range; K must be in 1 .. {}", K,
+                            gen::KernelSpec::kMaxK));
+  }
+  if (ld < K) throw Error(fmt::format("Sampler::sample: ld = {} is less than K = {}; rows need ld >= K", ld, K));
+  if (M < 0) throw Error(fmt::format("Sampler::sample: M = {} is negative; M is the number of rows", M));
+  if (M > 0 && weights == nullptr) throw Error(fmt::format("Sampler::sample: weights is null (M = {})", M));
+  if (M > 0 && out == nullptr) throw Error(fmt::format("Sampler::sample: out is null (M = {})", M));
+}
+
+// The counters' preset: no invalid row yet, first invalid row "infinity" (lowered by atomicMin).
+constexpr unsigned long long kInvalidRowsPreset[2] = {0, ~0ull};
+
+}  // namespace
+
+struct Sampler::State {
+  std::map<std::pair<CUcontext, std::string>, Kernel> kernels;
+  std::map<CUcontext, DeviceBuffer> invalid_rows;  // two unsigned long long counters per context
+
+  const Kernel& kernel(const gen::KernelSpec& spec) {
+    auto [entry, inserted] = kernels.try_emplace({current_context(), gen::kernel_name(spec)});
+    if (inserted) {
+      try {
+        entry->second = load_kernel(spec);
+      } catch (...) {
+        kernels.erase(entry);
+        throw;
+      }
+    }
+    return entry->second;
+  }
+
+  CUdeviceptr counters() {
+    auto [entry, inserted] = invalid_rows.try_emplace(current_context());
+    if (inserted) {
+      try {
+        entry->second = DeviceBuffer(sizeof(kInvalidRowsPreset));
+      } catch (...) {
+        invalid_rows.erase(entry);
+        throw;
+      }
+    }
+    return entry->second.get();
+  }
+};
+
+Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
+  // A bad forced W, R or variant is reported here, not at the first launch.
+  choose_spec(1024, gen::ElementType::f32, options_);
+}
+Sampler::Sampler(Sampler&&) noexcept = default;
+Sampler& Sampler::operator=(Sampler&&) noexcept = default;
+Sampler::~Sampler() = default;
+
+gen::KernelSpec Sampler::choose_spec(int K, gen::ElementType type, const SamplerOptions& options) {
+  gen::KernelSpec spec;
+  spec.K = K;
+  spec.type = type;
+  spec.W = K >= 32 ? 32 : K >= 16 ? 16 : K >= 8 ? 8 : 4;
+  if (options.W) spec.W = *options.W;
+  spec.variant = options.variant.value_or(gen::Variant::addsub);
+  spec.R = options.R.value_or(std::min(8, spec.W - 1));
+  spec.operation = gen::Operation::sample;
+  spec.validate();
+  return spec;
+}
+
+template <typename T>
+SampleReport Sampler::sample_device(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                                    CUstream_st* stream) {
+  validate_arguments(weights, M, K, ld, out);
+  SampleReport report;
+  report.spec = choose_spec(K, element_type_of<T>(), options_);
+  if (M == 0) return report;
+
+  const Driver& d = driver();
+  const Kernel& kernel = state_->kernel(report.spec);
+  CUdeviceptr counters = 0;
+  if (options_.report_invalid_rows) {
+    counters = state_->counters();
+    check(d.MemcpyHtoDAsync(counters, kInvalidRowsPreset, sizeof(kInvalidRowsPreset), stream),
+          "cuMemcpyHtoDAsync(invalid-row counters)");
+  }
+  CUdeviceptr weights_arg = reinterpret_cast<CUdeviceptr>(weights);
+  CUdeviceptr out_arg = reinterpret_cast<CUdeviceptr>(out);
+  long long m_arg = M;
+  long long ld_arg = ld;
+  unsigned long long seed_arg = seed;
+  unsigned int iteration_arg = 0;
+  void* arguments[] = {&weights_arg, &m_arg, &ld_arg, &out_arg, &counters, &seed_arg, &iteration_arg};
+  launch_rows(kernel, M, stream, arguments);
+
+  if (options_.report_invalid_rows) {
+    unsigned long long result[2] = {0, 0};
+    check(d.MemcpyDtoHAsync(result, counters, sizeof(result), stream), "cuMemcpyDtoHAsync(invalid-row counters)");
+    check(d.StreamSynchronize(stream), fmt::format("sampling with {}", kernel.name));
+    report.invalid_rows = static_cast<long long>(result[0]);
+    report.first_invalid_row = result[0] == 0 ? -1 : static_cast<long long>(result[1]);
+  }
+  return report;
+}
+
+template <typename T>
+SampleReport Sampler::sample_from_host(std::span<const T> weights, long long M, int K, long long ld,
+                                       std::span<int> out, std::uint64_t seed) {
+  validate_arguments(weights.data(), M, K, ld, out.data());
+  if (M == 0) return sample_device<T>(nullptr, 0, K, ld, nullptr, seed, nullptr);
+  const long long needed = (M - 1) * ld + K;
+  if (static_cast<long long>(weights.size()) < needed) {
+    throw Error(fmt::format("Sampler::sample_host: weights holds {} elements; M = {} rows of K = {} with ld = {} "
+                            "need (M - 1) * ld + K = {}",
+                            weights.size(), M, K, ld, needed));
+  }
+  if (static_cast<long long>(out.size()) < M) {
+    throw Error(fmt::format("Sampler::sample_host: out holds {} elements, fewer than M = {}", out.size(), M));
+  }
+  const Driver& d = driver();
+  current_context();
+  DeviceBuffer device_weights(static_cast<std::size_t>(needed) * sizeof(T));
+  DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
+  check(d.MemcpyHtoD(device_weights.get(), weights.data(), device_weights.size()), "cuMemcpyHtoD(weights)");
+  const SampleReport report = sample_device(reinterpret_cast<const T*>(device_weights.get()), M, K, ld,
+                                            reinterpret_cast<int*>(device_out.get()), seed, nullptr);
+  check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
+  return report;
+}
+
+SampleReport Sampler::sample(const float* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                             CUstream_st* stream) {
+  return sample_device(weights, M, K, ld, out, seed, stream);
+}
+
+SampleReport Sampler::sample(const double* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                             CUstream_st* stream) {
+  return sample_device(weights, M, K, ld, out, seed, stream);
+}
+
+SampleReport Sampler::sample_host(std::span<const float> weights, long long M, int K, long long ld,
+                                  std::span<int> out, std::uint64_t seed) {
+  return sample_from_host(weights, M, K, ld, out, seed);
+}
+
+SampleReport Sampler::sample_host(std::span<const double> weights, long long M, int K, long long ld,
+                                  std::span<int> out, std::uint64_t seed) {
+  return sample_from_host(weights, M, K, ld, out, seed);
+}
+
+}  // namespace bfly::rt

@@ -1,0 +1,127 @@
+// Helpers of the GPU tests: skipping without a device, device arrays, and a small NVRTC-compiled checking
+// kernel (draw histograms and zero-weight checks on the device, so billions of draws need no copies).
+#pragma once
+
+#include "bfly/rt/compile.hpp"
+#include "bfly/rt/driver.hpp"
+#include "bfly/rt/module.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+// Skips the calling test, with the reason, on a machine without a usable GPU.
+#define BFLY_REQUIRE_GPU()                                         \
+  do {                                                             \
+    std::string bfly_why_;                                         \
+    if (!bfly::rt::gpu_available(&bfly_why_)) GTEST_SKIP() << bfly_why_; \
+  } while (0)
+
+namespace bfly::test {
+
+template <typename T>
+rt::DeviceBuffer upload(const std::vector<T>& host) {
+  rt::DeviceBuffer buffer(host.size() * sizeof(T));
+  rt::check(rt::driver().MemcpyHtoD(buffer.get(), host.data(), buffer.size()), "cuMemcpyHtoD");
+  return buffer;
+}
+
+template <typename T>
+std::vector<T> download(const rt::DeviceBuffer& buffer) {
+  std::vector<T> host(buffer.size() / sizeof(T));
+  rt::check(rt::driver().MemcpyDtoH(host.data(), buffer.get(), buffer.size()), "cuMemcpyDtoH");
+  return host;
+}
+
+template <typename T>
+const T* as(const rt::DeviceBuffer& buffer) {
+  return reinterpret_cast<const T*>(buffer.get());
+}
+
+inline void zero(const rt::DeviceBuffer& buffer) {
+  rt::check(rt::driver().MemsetD8(buffer.get(), 0, buffer.size()), "cuMemsetD8");
+}
+
+// Device-side checks of a batch of draws, compiled once per process with NVRTC for the current device.
+class DrawChecker {
+ public:
+  static DrawChecker& get() {
+    static DrawChecker checker;
+    return checker;
+  }
+
+  // counts[j] += rows that drew j (0 <= j < K); counts[K] += rows that drew anything else.
+  void histogram(const rt::DeviceBuffer& out, long long M, int K, const rt::DeviceBuffer& counts) {
+    CUdeviceptr out_arg = out.get(), counts_arg = counts.get();
+    void* arguments[] = {&out_arg, &M, &K, &counts_arg};
+    launch(histogram_, M, arguments);
+  }
+
+  // counters[0] += rows whose draw is outside [0, K); counters[1] += rows that drew a category of weight <= 0.
+  template <typename T>
+  void check_weights(const rt::DeviceBuffer& weights, long long M, long long ld, int K, const rt::DeviceBuffer& out,
+                     const rt::DeviceBuffer& counters) {
+    CUdeviceptr weights_arg = weights.get(), out_arg = out.get(), counters_arg = counters.get();
+    void* arguments[] = {&weights_arg, &M, &ld, &K, &out_arg, &counters_arg};
+    launch(sizeof(T) == 4 ? check_f32_ : check_f64_, M, arguments);
+  }
+
+ private:
+  DrawChecker() {
+    gen::Source source;
+    source.kernel_name = "bfly_test_draw_checks";
+    source.text = R"(
+extern "C" __global__ void histogram(const int* out, long long M, int K, unsigned long long* counts) {
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= M) return;
+  const int j = out[r];
+  atomicAdd(&counts[(j >= 0 && j < K) ? j : K], 1ull);
+}
+template <typename T>
+__device__ void check(const T* w, long long M, long long ld, int K, const int* out, unsigned long long* c) {
+  const long long r = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (r >= M) return;
+  const int j = out[r];
+  if (j < 0 || j >= K) { atomicAdd(&c[0], 1ull); return; }
+  if (!(w[r * ld + j] > T(0))) atomicAdd(&c[1], 1ull);
+}
+extern "C" __global__ void check_f32(const float* w, long long M, long long ld, int K, const int* out,
+                                     unsigned long long* c) { check(w, M, ld, K, out, c); }
+extern "C" __global__ void check_f64(const double* w, long long M, long long ld, int K, const int* out,
+                                     unsigned long long* c) { check(w, M, ld, K, out, c); }
+)";
+    module_ = std::make_unique<rt::Module>(rt::compile(source, {rt::current_device_arch(), false}));
+    histogram_ = function("histogram");
+    check_f32_ = function("check_f32");
+    check_f64_ = function("check_f64");
+  }
+
+  CUfunction function(const char* name) {
+    CUfunction f = nullptr;
+    rt::check(rt::driver().ModuleGetFunction(&f, module_->get(), name), name);
+    return f;
+  }
+
+  static void launch(CUfunction f, long long M, void** arguments) {
+    const unsigned threads = 256;
+    const auto blocks = static_cast<unsigned>((M + threads - 1) / threads);
+    rt::check(rt::driver().LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, arguments, nullptr),
+              "cuLaunchKernel(check)");
+  }
+
+  std::unique_ptr<rt::Module> module_;
+  CUfunction histogram_ = nullptr;
+  CUfunction check_f32_ = nullptr;
+  CUfunction check_f64_ = nullptr;
+};
+
+// One line per test on stdout, collected by the closing note of issue 4.
+inline void report_draws(const std::string& test, long long draws) {
+  std::printf("[bfly draws] %s: %lld draws\n", test.c_str(), draws);
+  testing::Test::RecordProperty("draws", std::to_string(draws));
+}
+
+}  // namespace bfly::test

@@ -1,0 +1,372 @@
+// GPU tests of the runtime (CTest label `gpu`; each skips with the reason when there is no device):
+// draw-for-draw equality with the CPU execution of the same generated source, chi-square goodness of fit,
+// adversarial rows where zero weights must never be drawn, and invalid-row reports.
+#include "bfly/rt/sampler.hpp"
+
+#include "cpu_kernels.hpp"
+#include "gpu_support.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace bfly::test {
+namespace {
+
+using gen::ElementType;
+using gen::Variant;
+
+std::string current_test_name() {
+  const testing::TestInfo* info = testing::UnitTest::GetInstance()->current_test_info();
+  return fmt::format("{}.{}", info->test_suite_name(), info->name());
+}
+
+rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
+  rt::SamplerOptions options;
+  options.W = spec.W;
+  options.variant = spec.variant;
+  options.R = spec.R;
+  return options;
+}
+
+// M rows of K weights with stride ld: mostly uniform in [0, 1) over a range of magnitudes, some zeros.
+template <typename T>
+std::vector<T> random_weights(long long M, int K, long long ld, std::uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<T> weights(static_cast<std::size_t>(M * ld), T(0));
+  for (long long r = 0; r < M; ++r) {
+    const double scale = std::ldexp(1.0, static_cast<int>(generator() % 40) - 20);
+    for (int j = 0; j < K; ++j) {
+      weights[r * ld + j] = uniform(generator) < 0.1 ? T(0) : static_cast<T>(uniform(generator) * scale);
+    }
+    if (K > 1 && r % 7 == 0) weights[r * ld + generator() % K] = T(0);
+  }
+  return weights;
+}
+
+// Upper regularised incomplete gamma Q(a, x): the chi-square p-value is Q(df / 2, chi2 / 2).
+double gamma_q(double a, double x) {
+  const double log_prefix = -x + a * std::log(x) - std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1 / a;
+    double sum = term;
+    for (int n = 1; n < 100000 && term > sum * 1e-16; ++n) sum += term *= x / (a + n);
+    return 1 - sum * std::exp(log_prefix);
+  }
+  const double tiny = 1e-300;  // modified Lentz continued fraction
+  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 100000; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    d = std::fabs(d) < tiny ? tiny : d;
+    c = b + an / c;
+    c = std::fabs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    h *= d * c;
+    if (std::fabs(d * c - 1) < 1e-16) break;
+  }
+  return std::exp(log_prefix) * h;
+}
+
+// --- draw for draw ----------------------------------------------------------------------------------------
+
+// Every kernel of the CPU catalog with W in {8, 16, 32}: the GPU draws equal the CPU execution's, row for row.
+TEST(GpuDraws, EqualToCpuExecutionOfTheSameSource) {
+  BFLY_REQUIRE_GPU();
+  long long draws = 0;
+  int kernels = 0;
+  for (const CpuKernel& kernel : cpu_kernels()) {
+    const gen::KernelSpec& spec = kernel.spec;
+    if (spec.W < 8) continue;
+    const long long M = spec.K > 1024 ? 700 : 2500;  // not a multiple of any CTA size
+    const long long ld = spec.K + 3;
+    const std::uint64_t seed = 0x5eed0000u + kernels;
+    std::vector<int> gpu(M), cpu(M);
+    unsigned long long cpu_invalid[2] = {0, ~0ull};
+    rt::Sampler sampler(forcing(spec));
+    rt::SampleReport report;
+    const auto run = [&](const auto& weights) {
+      const rt::DeviceBuffer device_weights = upload(weights);
+      rt::DeviceBuffer device_out(M * sizeof(int));
+      using T = typename std::decay_t<decltype(weights)>::value_type;
+      report = sampler.sample(as<T>(device_weights), M, spec.K, ld, reinterpret_cast<int*>(device_out.get()), seed);
+      gpu = download<int>(device_out);
+      run_on_cpu(kernel, weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0);
+    };
+    if (spec.type == ElementType::f32) {
+      run(random_weights<float>(M, spec.K, ld, seed));
+    } else {
+      run(random_weights<double>(M, spec.K, ld, seed));
+    }
+    ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
+    long long mismatches = 0;
+    long long first = -1;
+    for (long long r = 0; r < M; ++r) {
+      if (gpu[r] != cpu[r] && mismatches++ == 0) first = r;
+    }
+    EXPECT_EQ(mismatches, 0) << kernel.name << ": first at row " << first << ": GPU " << gpu[first] << ", CPU "
+                             << cpu[first];
+    EXPECT_EQ(report.invalid_rows, static_cast<long long>(cpu_invalid[0])) << kernel.name;
+    draws += M;
+    ++kernels;
+  }
+  ASSERT_GT(kernels, 0) << "the CPU catalog has no kernel with W >= 8";
+  std::printf("compared %d kernels\n", kernels);
+  report_draws(current_test_name(), draws);
+}
+
+// --- chi-square -------------------------------------------------------------------------------------------
+
+struct FitCase {
+  int K;
+  ElementType type;
+  Variant variant;
+};
+
+template <typename T>
+double chi_square_p(const FitCase& fit, long long total_draws, std::uint64_t seed, long long* draws_out) {
+  // Every row holds the same weights (fixed, in [0.5, 1.5) so every expected count is large); each launch
+  // draws once per row with a new seed, and the device counts the draws.
+  const int K = fit.K;
+  const long long M = std::max<long long>(1024, std::min<long long>(1 << 22, (64ll << 20) / (K * sizeof(T))));
+  std::mt19937_64 generator(seed);
+  std::uniform_real_distribution<double> uniform(0.5, 1.5);
+  std::vector<T> row(K);
+  for (T& w : row) w = static_cast<T>(uniform(generator));
+  std::vector<T> weights(static_cast<std::size_t>(M * K));
+  for (long long r = 0; r < M; ++r) std::copy(row.begin(), row.end(), weights.begin() + r * K);
+  const rt::DeviceBuffer device_weights = upload(weights);
+  rt::DeviceBuffer out(M * sizeof(int));
+  rt::DeviceBuffer counts((K + 1) * sizeof(unsigned long long));
+  zero(counts);
+  rt::SamplerOptions options;
+  options.variant = fit.variant;
+  options.report_invalid_rows = false;
+  rt::Sampler sampler(options);
+  long long draws = 0;
+  for (std::uint64_t launch = 0; draws < total_draws; ++launch, draws += M) {
+    sampler.sample(as<T>(device_weights), M, K, K, reinterpret_cast<int*>(out.get()), seed * 1000003 + launch);
+    DrawChecker::get().histogram(out, M, K, counts);
+  }
+  const std::vector<unsigned long long> observed = download<unsigned long long>(counts);
+  EXPECT_EQ(observed[K], 0u) << "draws outside [0, K)";
+  double total_weight = 0;
+  for (T w : row) total_weight += static_cast<double>(w);
+  double chi2 = 0;
+  for (int j = 0; j < K; ++j) {
+    const double expected = static_cast<double>(draws) * static_cast<double>(row[j]) / total_weight;
+    chi2 += (observed[j] - expected) * (observed[j] - expected) / expected;
+  }
+  *draws_out = draws;
+  return gamma_q((K - 1) / 2.0, chi2 / 2);
+}
+
+TEST(GpuDraws, ChiSquareGoodnessOfFit) {
+  BFLY_REQUIRE_GPU();
+  ASSERT_NEAR(gamma_q(1.5, 7.815 / 2), 0.05, 1e-3) << "p-value function";  // chi2(3) 95% quantile
+  const std::vector<FitCase> cases = {
+      {2, ElementType::f32, Variant::addsub},    {2, ElementType::f64, Variant::swap},
+      {17, ElementType::f32, Variant::swap},     {17, ElementType::f64, Variant::addsub},
+      {64, ElementType::f32, Variant::addsub},   {64, ElementType::f64, Variant::swap},
+      {1000, ElementType::f32, Variant::swap},   {1000, ElementType::f64, Variant::addsub},
+      {4096, ElementType::f32, Variant::addsub}, {4096, ElementType::f64, Variant::swap},
+  };
+  constexpr long long kDrawsPerCase = 10'000'000;
+  long long total = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const FitCase& fit = cases[i];
+    long long draws = 0;
+    const double p = fit.type == ElementType::f32 ? chi_square_p<float>(fit, kDrawsPerCase, 17 + i, &draws)
+                                                  : chi_square_p<double>(fit, kDrawsPerCase, 17 + i, &draws);
+    std::printf("K=%d %s %s: %lld draws, p = %.4f\n", fit.K, std::string(gen::name_of(fit.type)).c_str(),
+                std::string(gen::name_of(fit.variant)).c_str(), draws, p);
+    EXPECT_GT(p, 1e-3) << "K=" << fit.K << " " << gen::name_of(fit.type) << " " << gen::name_of(fit.variant);
+    total += draws;
+  }
+  EXPECT_GE(total, 100'000'000);
+  report_draws(current_test_name(), total);
+}
+
+// --- adversarial rows -------------------------------------------------------------------------------------
+
+// Rows built to provoke rounding: one non-zero weight, 1e-30 next to 1e30, denormals, almost all zeros.
+// Pattern by row index; positions vary by row so every block and the remnant are hit.
+template <typename T>
+std::vector<T> adversarial_weights(long long M, int K) {
+  const T denormal = std::numeric_limits<T>::denorm_min() * T(3);
+  std::vector<T> weights(static_cast<std::size_t>(M * K), T(0));
+  std::mt19937_64 generator(99);
+  for (long long r = 0; r < M; ++r) {
+    T* row = weights.data() + r * K;
+    const int at = static_cast<int>(generator() % K);
+    switch (r % 5) {
+      case 0:  // one non-zero weight
+        row[at] = T(1);
+        break;
+      case 1:  // 1e-30 next to 1e30, zeros around them
+        row[at] = T(1e30);
+        row[(at + 1) % K] = T(1e-30);
+        if (K > 4) row[(at + 3) % K] = T(1e30);
+        break;
+      case 2:  // denormals only, every other one zero
+        for (int j = at % 2; j < K; j += 2) row[j] = denormal * T(1 + j % 3);
+        break;
+      case 3:  // most weights zero: three tiny non-zeros
+        row[at] = T(1e-20);
+        row[(at * 7 + 1) % K] = T(2e-20);
+        row[(at * 13 + 5) % K] = T(1e-20);
+        break;
+      default:  // huge range in one row: zeros between 1e30, 1, 1e-30 and a denormal
+        for (int j = at % 3; j < K; j += 3) row[j] = (j % 4 == 0) ? T(1e30) : (j % 4 == 1) ? T(1) : T(1e-30);
+        row[(at + 1) % K] = denormal;
+        break;
+    }
+  }
+  return weights;
+}
+
+struct AdversarialCase {
+  ElementType type;
+  Variant variant;
+  std::optional<int> W;
+};
+
+template <typename T>
+long long adversarial_run(const AdversarialCase& adversarial, int K, long long draws_wanted) {
+  const long long M = std::max<long long>(4096, std::min<long long>(1 << 22, (256ll << 20) / (K * sizeof(T))));
+  const rt::DeviceBuffer weights = upload(adversarial_weights<T>(M, K));
+  rt::DeviceBuffer out(M * sizeof(int));
+  rt::DeviceBuffer counters(2 * sizeof(unsigned long long));
+  zero(counters);
+  rt::SamplerOptions options;
+  options.W = adversarial.W;
+  options.variant = adversarial.variant;
+  options.report_invalid_rows = false;
+  rt::Sampler sampler(options);
+  long long draws = 0;
+  for (std::uint64_t launch = 0; draws < draws_wanted; ++launch, draws += M) {
+    sampler.sample(as<T>(weights), M, K, K, reinterpret_cast<int*>(out.get()), 0xadd0000 + launch);
+    DrawChecker::get().check_weights<T>(weights, M, K, K, out, counters);
+  }
+  const std::vector<unsigned long long> result = download<unsigned long long>(counters);
+  const gen::KernelSpec spec = rt::Sampler::choose_spec(K, adversarial.type, options);
+  EXPECT_EQ(result[0], 0u) << gen::kernel_name(spec) << ": draws outside [0, K) (or rows reported invalid)";
+  EXPECT_EQ(result[1], 0u) << gen::kernel_name(spec) << ": categories of weight 0 drawn";
+  std::printf("%s: %lld draws, %llu out of range, %llu zero-weight\n", gen::kernel_name(spec).c_str(), draws,
+              result[0], result[1]);
+  return draws;
+}
+
+TEST(GpuDraws, AdversarialRowsNeverDrawZeroWeights) {
+  BFLY_REQUIRE_GPU();
+  const std::vector<AdversarialCase> cases = {
+      {ElementType::f32, Variant::addsub, std::nullopt},
+      {ElementType::f32, Variant::swap, 8},
+      {ElementType::f64, Variant::addsub, 16},
+      {ElementType::f64, Variant::swap, std::nullopt},
+  };
+  // Per case: many cheap draws at small K, fewer at large K (the cost is M * K weights read per draw).
+  const std::vector<std::pair<int, long long>> draws_per_K = {
+      {17, 100'000'000}, {64, 100'000'000}, {1000, 40'000'000}, {4096, 10'000'000}};
+  long long total = 0;
+  for (const AdversarialCase& adversarial : cases) {
+    for (const auto& [K, draws] : draws_per_K) {
+      total += adversarial.type == ElementType::f32 ? adversarial_run<float>(adversarial, K, draws)
+                                                    : adversarial_run<double>(adversarial, K, draws);
+    }
+  }
+  EXPECT_GE(total, 1'000'000'000);
+  report_draws(current_test_name(), total);
+}
+
+// --- invalid rows -----------------------------------------------------------------------------------------
+
+template <typename T>
+long long invalid_rows_case(int W, Variant variant) {
+  const long long M = 10000;
+  const int K = 100;
+  const long long ld = 101;
+  std::vector<T> clean = random_weights<T>(M, K, ld, 7);
+  for (long long r = 0; r < M; ++r) clean[r * ld] = T(1);  // no row of the clean batch is all zeros
+  std::vector<T> dirty = clean;
+  dirty[137 * ld + 5] = std::numeric_limits<T>::quiet_NaN();
+  dirty[5000 * ld + 99] = T(-1);
+  std::fill(dirty.begin() + 7000 * ld, dirty.begin() + 7000 * ld + K, T(0));
+  dirty[8000 * ld + 50] = std::numeric_limits<T>::infinity();
+  const std::vector<long long> invalid = {137, 5000, 7000, 8000};
+
+  rt::SamplerOptions options;
+  options.W = W;
+  options.variant = variant;
+  rt::Sampler sampler(options);
+  std::vector<int> clean_out(M), dirty_out(M);
+  const rt::SampleReport clean_report = sampler.sample_host(std::span<const T>(clean), M, K, ld, clean_out, 42);
+  const rt::SampleReport report = sampler.sample_host(std::span<const T>(dirty), M, K, ld, dirty_out, 42);
+  const std::string name = gen::kernel_name(report.spec);
+  EXPECT_EQ(clean_report.invalid_rows, 0) << name;
+  EXPECT_EQ(clean_report.first_invalid_row, -1) << name;
+  EXPECT_EQ(report.invalid_rows, 4) << name;
+  EXPECT_EQ(report.first_invalid_row, 137) << name;
+  long long changed = 0;
+  for (long long r = 0; r < M; ++r) {
+    const bool is_invalid = std::find(invalid.begin(), invalid.end(), r) != invalid.end();
+    if (is_invalid) {
+      EXPECT_EQ(dirty_out[r], -1) << name << " row " << r;
+    } else if (dirty_out[r] != clean_out[r]) {
+      ++changed;
+    }
+  }
+  EXPECT_EQ(changed, 0) << name << ": valid rows drew differently next to invalid ones";
+
+  // Without the report the rows are still written as -1, and nothing is read back.
+  rt::SamplerOptions quiet = options;
+  quiet.report_invalid_rows = false;
+  rt::Sampler quiet_sampler(quiet);
+  const rt::SampleReport quiet_report = quiet_sampler.sample_host(std::span<const T>(dirty), M, K, ld, dirty_out, 42);
+  EXPECT_EQ(quiet_report.invalid_rows, 0);
+  EXPECT_EQ(quiet_report.first_invalid_row, -1);
+  EXPECT_EQ(dirty_out[137], -1);
+  return 3 * M;
+}
+
+TEST(GpuDraws, InvalidRowsReportedAndTheRestUnaffected) {
+  BFLY_REQUIRE_GPU();
+  long long draws = 0;
+  for (int W : {8, 16, 32}) {
+    for (Variant variant : {Variant::swap, Variant::addsub}) {
+      draws += invalid_rows_case<float>(W, variant);
+      draws += invalid_rows_case<double>(W, variant);
+    }
+  }
+  report_draws(current_test_name(), draws);
+}
+
+// --- the Sampler on a device ------------------------------------------------------------------------------
+
+TEST(GpuSampler, SameSeedSameDrawsAndReportsTheSpec) {
+  BFLY_REQUIRE_GPU();
+  const long long M = 3000;
+  const int K = 333;
+  const std::vector<float> weights = random_weights<float>(M, K, K, 5);
+  rt::Sampler sampler;
+  std::vector<int> a(M), b(M), c(M);
+  const rt::SampleReport report = sampler.sample_host(std::span<const float>(weights), M, K, K, a, 9);
+  sampler.sample_host(std::span<const float>(weights), M, K, K, b, 9);
+  sampler.sample_host(std::span<const float>(weights), M, K, K, c, 10);
+  EXPECT_EQ(report.spec, rt::Sampler::choose_spec(K, ElementType::f32, {}));
+  EXPECT_EQ(a, b) << "same seed, same draws";
+  EXPECT_NE(a, c) << "another seed, other draws";
+  // The first half of the batch alone draws what it drew as part of the whole batch.
+  std::vector<int> half(M / 2);
+  sampler.sample_host(std::span<const float>(weights).first(M / 2 * K), M / 2, K, K, half, 9);
+  EXPECT_TRUE(std::equal(half.begin(), half.end(), a.begin())) << "draws must not depend on M";
+  report_draws(current_test_name(), 3 * M + M / 2);
+}
+
+}  // namespace
+}  // namespace bfly::test

@@ -1,0 +1,315 @@
+// Kernel cache: key composition, self-checking entries, atomic publication by concurrent processes,
+// BFLY_CACHE=0, and the memory-only fallback for an unwritable directory.
+#include "bfly/rt/cache.hpp"
+
+#include "bfly/rt/environment.hpp"
+#include "test_support.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <functional>
+
+extern char** environ;
+
+namespace bfly::rt {
+
+// Readable levels in failure messages.
+void PrintTo(CacheLevel level, std::ostream* os) { *os << name_of(level); }
+
+namespace {
+
+using test::MemoryStorage;
+using test::spec_for;
+using test::TempDir;
+using test::tiny_source;
+
+const CompileOptions kSm90{Arch{90, true}, false};
+
+std::vector<std::filesystem::path> files_in(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
+  return files;
+}
+
+TEST(CacheKey, SameInputsSameKeyAndReadableName) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CacheKey a = cache_key(source, kSm90);
+  const CacheKey b = cache_key(source, kSm90);
+  EXPECT_EQ(a.digest, b.digest);
+  EXPECT_EQ(a.digest.size(), 64u);
+  const NvrtcVersion& nvrtc = nvrtc_version();
+  EXPECT_EQ(a.file_name, fmt::format("bfly_sample_f32_w32_k1024_r8_addsub_sm90_nvrtc{}.{}_{}.bfly", nvrtc.major,
+                                     nvrtc.minor, a.digest.substr(0, 16)));
+}
+
+TEST(CacheKey, EveryFieldChangesTheKey) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const std::string base = cache_key(source, kSm90).digest;
+
+  NvrtcVersion other_build = nvrtc_version();
+  other_build.build += "-other";
+  EXPECT_NE(cache_key(source, kSm90, other_build).digest, base) << "NVRTC build";
+  NvrtcVersion other_minor = nvrtc_version();
+  other_minor.minor += 1;
+  EXPECT_NE(cache_key(source, kSm90, other_minor).digest, base) << "NVRTC version";
+
+  EXPECT_NE(cache_key(source, CompileOptions{Arch{90, true}, true}).digest, base) << "option -lineinfo";
+  EXPECT_NE(cache_key(source, CompileOptions{Arch{80, true}, false}).digest, base) << "arch";
+  EXPECT_NE(cache_key(source, CompileOptions{Arch{90, false}, false}).digest, base) << "PTX instead of cubin";
+  EXPECT_NE(cache_key(tiny_source(spec_for(1024), 2), kSm90).digest, base) << "source text";
+  gen::Source renamed = source;
+  renamed.kernel_name = gen::kernel_name(spec_for(1023));
+  EXPECT_NE(cache_key(renamed, kSm90).digest, base) << "kernel name";
+}
+
+TEST(CacheEntry, RoundTripsEveryField) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CompiledKernel kernel = compile(source, kSm90);
+  const CacheKey key = cache_key(source, kSm90);
+  std::string why;
+  const std::optional<CompiledKernel> back = decode_entry(encode_entry(key, kernel), &key, &why);
+  ASSERT_TRUE(back.has_value()) << why;
+  EXPECT_EQ(back->kernel_name, kernel.kernel_name);
+  EXPECT_EQ(back->spec, kernel.spec);
+  EXPECT_EQ(back->arch, kernel.arch);
+  EXPECT_EQ(back->options, kernel.options);
+  EXPECT_EQ(back->log, kernel.log);
+  EXPECT_EQ(back->binary, kernel.binary);
+  EXPECT_EQ(back->resources, kernel.resources);
+  EXPECT_TRUE(back->resources.known);
+}
+
+TEST(CacheEntry, RejectsDamageAndForeignKeys) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CacheKey key = cache_key(source, kSm90);
+  const std::string entry = encode_entry(key, compile(source, kSm90));
+  std::string why;
+
+  EXPECT_FALSE(decode_entry(entry.substr(0, entry.size() - 1), &key, &why)) << "truncated payload";
+  EXPECT_NE(why.find("length"), std::string::npos) << why;
+  EXPECT_FALSE(decode_entry(entry.substr(0, 20), &key, &why)) << "truncated header";
+  EXPECT_FALSE(decode_entry("", &key, &why)) << "empty file";
+
+  for (std::size_t at : {std::size_t(0), std::size_t(9), std::size_t(60), entry.size() / 2, entry.size() - 1}) {
+    std::string flipped = entry;
+    flipped[at] ^= 0x10;
+    EXPECT_FALSE(decode_entry(flipped, &key, &why)) << "flipped byte at " << at;
+  }
+  std::string other_version = entry;
+  other_version[8] = static_cast<char>(kCacheFormatVersion + 1);
+  EXPECT_FALSE(decode_entry(other_version, &key, &why));
+  EXPECT_NE(why.find("format version"), std::string::npos) << why;
+
+  const CacheKey other = cache_key(source, CompileOptions{Arch{90, true}, true});
+  EXPECT_FALSE(decode_entry(entry, &other, &why)) << "entry of another key";
+  EXPECT_TRUE(decode_entry(entry, &key, &why)) << why;
+}
+
+TEST(KernelCache, LevelsAndCounters) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  auto first_storage = std::make_unique<MemoryStorage>();
+  MemoryStorage& disk = *first_storage;
+  KernelCache first(std::move(first_storage));
+  EXPECT_EQ(first.get(source, kSm90).level, CacheLevel::built);
+  EXPECT_EQ(first.get(source, kSm90).level, CacheLevel::memory);
+  const CacheStats stats = first.stats();
+  EXPECT_EQ(stats.builds, 1u);
+  EXPECT_EQ(stats.memory_hits, 1u);
+  EXPECT_EQ(stats.memory_misses, 1u);
+  EXPECT_EQ(stats.disk_misses, 1u);
+  EXPECT_EQ(stats.disk_writes, 1u);
+  EXPECT_EQ(disk.files.size(), 1u);
+
+  // A new process (a new cache object) on a copy of the same storage finds the entry on disk.
+  KernelCache second(std::make_unique<MemoryStorage>(disk));
+  const CacheLookup lookup = second.get(source, kSm90);
+  EXPECT_EQ(lookup.level, CacheLevel::disk);
+  EXPECT_EQ(lookup.entry, "memory:" + cache_key(source, kSm90).file_name);
+  EXPECT_TRUE(lookup.kernel->resources.known) << "resources survive the disk round trip";
+  EXPECT_EQ(lookup.kernel->binary, first.get(source, kSm90).kernel->binary);
+  EXPECT_EQ(second.stats().disk_hits, 1u);
+  EXPECT_EQ(second.stats().builds, 0u);
+}
+
+// A damaged entry is a miss: it is not loaded, the kernel is rebuilt, and the entry replaced by a good one.
+TEST(KernelCache, TruncatedOrFlippedEntryIsRebuiltAndReplaced) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CacheKey key = cache_key(source, kSm90);
+  const std::vector<std::pair<const char*, std::function<void(std::string&)>>> damages = {
+      {"truncated", [](std::string& bytes) { bytes.resize(bytes.size() / 2); }},
+      {"flipped byte", [](std::string& bytes) { bytes[bytes.size() - 3] ^= 0x01; }},
+      {"other format version", [](std::string& bytes) { bytes[8] = static_cast<char>(kCacheFormatVersion + 7); }},
+  };
+  for (const auto& [what, damage] : damages) {
+    auto storage = std::make_unique<MemoryStorage>();
+    MemoryStorage& disk = *storage;
+    KernelCache writer(std::move(storage));
+    writer.get(source, kSm90);
+    const std::string good = disk.files.at(key.file_name);
+    std::string bad = good;
+    damage(bad);
+
+    auto reader_storage = std::make_unique<MemoryStorage>();
+    reader_storage->files[key.file_name] = bad;
+    MemoryStorage& reader_disk = *reader_storage;
+    KernelCache reader(std::move(reader_storage));
+    EXPECT_EQ(reader.try_load(key), nullptr) << what << ": try_load must report a miss";
+    EXPECT_EQ(reader.stats().disk_rejected, 1u) << what;
+    const CacheLookup lookup = reader.get(source, kSm90);
+    EXPECT_EQ(lookup.level, CacheLevel::built) << what << ": rebuilt, not loaded";
+    EXPECT_EQ(lookup.kernel->binary, decode_entry(good, &key)->binary) << what;
+    EXPECT_TRUE(decode_entry(reader_disk.files.at(key.file_name), &key)) << what << ": entry replaced";
+  }
+}
+
+TEST(KernelCache, SavesSourceBesideEntryWhenAsked) {
+  auto storage = std::make_unique<MemoryStorage>();
+  MemoryStorage& disk = *storage;
+  const gen::Source source = tiny_source(spec_for(1024));
+  KernelCache cache(std::move(storage), /*save_source=*/true);
+  cache.get(source, kSm90);
+  const std::string name = cache_key(source, kSm90).file_name;
+  ASSERT_TRUE(disk.files.count(name + ".cu"));
+  EXPECT_EQ(disk.files.at(name + ".cu"), source.text);
+}
+
+TEST(KernelCache, UnwritableDirectoryDegradesToMemoryWithOneWarning) {
+  TempDir temp;
+  // A directory below a regular file cannot be created, whoever runs the test (root ignores permissions).
+  std::ofstream(temp.path() / "not-a-directory") << "x";
+  const std::filesystem::path directory = temp.path() / "not-a-directory" / "cache";
+  KernelCache cache(std::make_unique<DirectoryStorage>(directory));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cache.get(tiny_source(spec_for(1024)), kSm90).level, CacheLevel::built);
+  EXPECT_EQ(cache.get(tiny_source(spec_for(2048)), kSm90).level, CacheLevel::built);
+  EXPECT_EQ(cache.get(tiny_source(spec_for(1024)), kSm90).level, CacheLevel::memory);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache.disk_enabled());
+  EXPECT_NE(warnings.find("memory only"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find(directory.string()), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("memory only"), warnings.rfind("memory only")) << "one warning, not one per kernel";
+}
+
+TEST(DirectoryStorage, PublishesAtomicallyAndLeavesNoTemporaryFiles) {
+  TempDir temp;
+  DirectoryStorage storage(temp.path() / "nested" / "cache");
+  EXPECT_FALSE(storage.load("missing.bfly").has_value());
+  storage.save("a.bfly", "first");
+  storage.save("a.bfly", "second");
+  EXPECT_EQ(storage.load("a.bfly"), "second");
+  EXPECT_EQ(files_in(storage.directory()).size(), 1u);
+}
+
+// Runs bfly_cache_fill_helper with `arguments` and extra environment `env`, without waiting.
+pid_t spawn_helper(const std::vector<std::string>& arguments, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> all = {BFLY_CACHE_FILL_HELPER};
+  all.insert(all.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& argument : all) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> environment_copy = env;
+  for (char** variable = environ; *variable != nullptr; ++variable) environment_copy.emplace_back(*variable);
+  std::vector<char*> envp;
+  for (std::string& variable : environment_copy) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()), 0);
+  return pid;
+}
+
+int wait_for(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(DirectoryStorage, ProcessesFillingOneCacheAtOnceAllSucceed) {
+  TempDir temp;
+  // Four processes miss together, compile the same generated kernel (hundreds of ms, so they overlap) and
+  // publish the same entry; then a fifth finds it on disk.
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 4; ++i) pids.push_back(spawn_helper({"1024", "directory", temp.path().string()}));
+  for (pid_t pid : pids) EXPECT_EQ(wait_for(pid), 0);
+  const std::vector<std::filesystem::path> files = files_in(temp.path());
+  ASSERT_EQ(files.size(), 1u) << "one entry, no temporary files left";
+  std::ifstream file(files[0], std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string why;
+  EXPECT_TRUE(decode_entry(bytes, nullptr, &why)) << why;
+  EXPECT_EQ(wait_for(spawn_helper({"1024", "directory", temp.path().string()})), 0);
+}
+
+TEST(Environment, CacheOffWritesNothing) {
+  TempDir temp;
+  const std::string dir = "BFLY_CACHE_DIR=" + temp.path().string();
+  EXPECT_EQ(wait_for(spawn_helper({"64", "environment"}, {dir, "BFLY_CACHE=0"})), 0);
+  EXPECT_TRUE(files_in(temp.path()).empty()) << "BFLY_CACHE=0 must not write to " << temp.path();
+  EXPECT_EQ(wait_for(spawn_helper({"64", "environment"}, {dir, "BFLY_CACHE=1", "BFLY_CACHE_SAVE_SOURCE=1"})), 0);
+  EXPECT_EQ(files_in(temp.path()).size(), 2u) << "entry and its .cu";
+}
+
+// Sets an environment variable for the scope of one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Environment, CacheDirectoryResolution) {
+  ScopedEnv dir("BFLY_CACHE_DIR", "/somewhere/bfly-cache");
+  ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+  ScopedEnv home("HOME", "/home/someone");
+  EXPECT_EQ(read_environment().cache_dir, std::filesystem::path("/somewhere/bfly-cache"));
+  {
+    ScopedEnv no_dir("BFLY_CACHE_DIR", nullptr);
+    EXPECT_EQ(read_environment().cache_dir, std::filesystem::path("/xdg/bfly"));
+    ScopedEnv no_xdg("XDG_CACHE_HOME", nullptr);
+    EXPECT_EQ(read_environment().cache_dir, std::filesystem::path("/home/someone/.cache/bfly"));
+  }
+}
+
+TEST(Environment, FlagsAndMalformedValues) {
+  {
+    ScopedEnv off("BFLY_CACHE", "0");
+    ScopedEnv save("BFLY_CACHE_SAVE_SOURCE", "1");
+    ScopedEnv debug("BFLY_COMPILE_WITH_DEBUG", "true");
+    const Environment env = read_environment();
+    EXPECT_FALSE(env.disk_cache);
+    EXPECT_TRUE(env.save_source);
+    EXPECT_TRUE(env.compile_with_debug);
+    EXPECT_FALSE(env.dump_source_on_error);
+    EXPECT_EQ(storage_from_environment(env), nullptr);
+  }
+  ScopedEnv bad("BFLY_DUMP_SOURCE_ON_ERROR", "sometimes");
+  testing::internal::CaptureStderr();
+  const Environment env = read_environment();
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(env.dump_source_on_error) << "a malformed value keeps the default";
+  EXPECT_NE(warning.find("BFLY_DUMP_SOURCE_ON_ERROR"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("\"sometimes\""), std::string::npos) << warning;
+  EXPECT_NE(warning.find("0/false/off/no"), std::string::npos) << warning;
+}
+
+}  // namespace
+}  // namespace bfly::rt

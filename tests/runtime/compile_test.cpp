@@ -1,0 +1,220 @@
+// NVRTC compilation without a GPU: architecture choice, the option list, the ptxas report, the compile matrix of
+// generated kernels for sm_80 and sm_90 (issue 3), and CompileError's message.
+#include "bfly/rt/compile.hpp"
+
+#include "bfly/rt/environment.hpp"
+#include "test_support.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace bfly::gen {
+// Readable parameters in test names and failure messages.
+void PrintTo(ElementType type, std::ostream* os) { *os << name_of(type); }
+void PrintTo(Variant variant, std::ostream* os) { *os << name_of(variant); }
+}  // namespace bfly::gen
+
+namespace bfly::rt {
+namespace {
+
+using test::spec_for;
+using test::tiny_source;
+
+bool contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+TEST(Arch, DeviceCapabilityCappedByNvrtc) {
+  const std::vector<int>& supported = nvrtc_supported_archs();
+  ASSERT_FALSE(supported.empty());
+  EXPECT_TRUE(std::is_sorted(supported.begin(), supported.end()));
+  EXPECT_EQ(arch_for_device(90), (Arch{90, true}));
+  EXPECT_EQ(arch_for_device(80), (Arch{80, true}));
+  // A device newer than the toolkit gets PTX of the newest architecture NVRTC knows.
+  EXPECT_EQ(arch_for_device(supported.back() + 50), (Arch{supported.back(), false}));
+  EXPECT_THROW(arch_for_device(supported.front() - 5), Error);
+  EXPECT_EQ((Arch{90, true}).option(), "sm_90");
+  EXPECT_EQ((Arch{90, false}).option(), "compute_90");
+  EXPECT_EQ((Arch{90, true}).tag(), "sm90");
+}
+
+TEST(Arch, Parse) {
+  EXPECT_EQ(parse_arch("sm_90"), (Arch{90, true}));
+  EXPECT_EQ(parse_arch("sm90"), (Arch{90, true}));
+  EXPECT_EQ(parse_arch("90"), (Arch{90, true}));
+  EXPECT_EQ(parse_arch("compute_80"), (Arch{80, false}));
+  try {
+    parse_arch("sm_9x");
+    FAIL() << "sm_9x accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("sm_90"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(parse_arch("sm_12"), Error);
+  EXPECT_THROW(parse_arch(""), Error);
+}
+
+TEST(Options, BuiltFromTypedFields) {
+  const std::vector<std::string> cubin = nvrtc_options({Arch{90, true}, false});
+  EXPECT_EQ(cubin.front(), "-arch=sm_90");
+  EXPECT_TRUE(contains(cubin, "-std=c++17"));
+  EXPECT_TRUE(contains(cubin, "-default-device"));
+  EXPECT_TRUE(contains(cubin, "--ptxas-options=-v"));
+  EXPECT_FALSE(contains(cubin, "-lineinfo"));
+  EXPECT_TRUE(contains(nvrtc_options({Arch{90, true}, true}), "-lineinfo"));
+  const std::vector<std::string> ptx = nvrtc_options({Arch{90, false}, false});
+  EXPECT_EQ(ptx.front(), "-arch=compute_90");
+  EXPECT_FALSE(contains(ptx, "--ptxas-options=-v"));
+}
+
+TEST(NvrtcVersion, KnowsTheBuild) {
+  const NvrtcVersion& version = nvrtc_version();
+  EXPECT_GE(version.major, 12);
+  EXPECT_NE(version.build.find("CL-"), std::string::npos) << version.build;
+}
+
+TEST(PtxasReport, ReadsTheNamedKernelOnly) {
+  // As NVRTC 13.0 writes it (two kernels, one with a stack frame and shared memory).
+  const std::string log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k2' for 'sm_90'\n"
+      "ptxas info    : Function properties for k2\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 8 registers, used 0 barriers\n"
+      "ptxas info    : Compile time = 12.387 ms\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     400 bytes stack frame, 24 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 1 barriers, 400 bytes cumulative stack size, 256 bytes smem\n"
+      "ptxas info    : Compile time = 14.584 ms\n";
+  const ResourceUsage k = parse_ptxas_report(log, "k");
+  EXPECT_TRUE(k.known);
+  EXPECT_EQ(k.registers, 32);
+  EXPECT_EQ(k.local_bytes, 400);
+  EXPECT_EQ(k.spill_store_bytes, 24);
+  EXPECT_EQ(k.spill_load_bytes, 16);
+  EXPECT_EQ(k.static_shared_bytes, 256);
+  const ResourceUsage k2 = parse_ptxas_report(log, "k2");
+  EXPECT_TRUE(k2.known);
+  EXPECT_EQ(k2.registers, 8);
+  EXPECT_EQ(k2.static_shared_bytes, 0);
+  EXPECT_FALSE(parse_ptxas_report(log, "k3").known);
+}
+
+TEST(Compile, ReportsResourcesOfARealCompilation) {
+  gen::Source source = tiny_source(spec_for(64));
+  source.text = "extern \"C\" __global__ void " + source.kernel_name +
+                "(float* a, int n) { __shared__ float s[64]; float local[100];\n"
+                "  for (int i = 0; i < 100; ++i) local[i] = a[i * n];\n"
+                "  s[threadIdx.x] = local[n % 100]; __syncthreads(); a[threadIdx.x] = s[(threadIdx.x + 1) % 64]; }\n";
+  const CompiledKernel kernel = compile(source, {Arch{90, true}, false});
+  EXPECT_TRUE(kernel.resources.known) << kernel.log;
+  EXPECT_GT(kernel.resources.registers, 0);
+  EXPECT_EQ(kernel.resources.local_bytes, 400) << kernel.log;
+  EXPECT_EQ(kernel.resources.static_shared_bytes, 256) << kernel.log;
+  EXPECT_GT(kernel.binary.size(), 0u);
+  EXPECT_EQ(kernel.binary.substr(1, 3), "ELF") << "a cubin";
+}
+
+TEST(Compile, PtxForANewerDevice) {
+  const CompiledKernel kernel = compile(tiny_source(spec_for(64)), {Arch{90, false}, false});
+  EXPECT_FALSE(kernel.resources.known);
+  EXPECT_NE(kernel.binary.find(".target sm_90"), std::string::npos);
+  EXPECT_EQ(kernel.binary.back(), '\0') << "PTX handed to cuModuleLoadData must be NUL-terminated";
+}
+
+TEST(CompileError, QuotesTheOffendingLineWithContext) {
+  gen::Source source = tiny_source(spec_for(64));
+  source.text = "// line 1\n// line 2\n// line 3\n// line 4\n// Algorithm 10, lines 12-18: fetch tree nodes\n"
+                "extern \"C\" __global__ void " + source.kernel_name + "(float* a) {\n"
+                "  float x = 1.0f;\n"
+                "  a[0] = undefined_name + x;\n"
+                "  a[1] = 2.0f;\n"
+                "}\n"
+                "// line 11\n// line 12\n// line 13 far away\n";
+  try {
+    compile(source, {Arch{90, true}, false});
+    FAIL() << "a broken source compiled";
+  } catch (const CompileError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(error.kernel_name(), source.kernel_name);
+    EXPECT_EQ(error.spec(), source.spec);
+    EXPECT_TRUE(contains(error.options(), "-arch=sm_90"));
+    EXPECT_NE(error.log().find("undefined_name"), std::string::npos);
+    EXPECT_NE(message.find(source.kernel_name + ".cu:8: error: identifier \"undefined_name\" is undefined"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find(">     8 |   a[0] = undefined_name + x;"), std::string::npos) << message;
+    EXPECT_NE(message.find("      6 | extern"), std::string::npos) << "two lines of context before\n" << message;
+    EXPECT_NE(message.find("     10 | }"), std::string::npos) << "two lines of context after\n" << message;
+    EXPECT_EQ(message.find("line 13 far away"), std::string::npos) << "not the whole source\n" << message;
+    EXPECT_NE(message.find("in step: // Algorithm 10, lines 12-18"), std::string::npos) << message;
+    EXPECT_NE(message.find("K=64"), std::string::npos) << "names the spec\n" << message;
+  }
+}
+
+TEST(CompileError, NumberedDumpHasNameOptionsAndPaddedNumbers) {
+  gen::Source source = tiny_source(spec_for(64));
+  source.text = std::string(11, '\n');
+  const std::string dump = numbered_source(source, {"-arch=sm_90"});
+  EXPECT_NE(dump.find(source.kernel_name), std::string::npos);
+  EXPECT_NE(dump.find("-arch=sm_90"), std::string::npos);
+  EXPECT_NE(dump.find("\n01 \n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\n11 \n"), std::string::npos) << dump;
+}
+
+// The compile matrix of issue 3: generated kernels for W x type x variant x K on sm_80 and sm_90.
+using MatrixPoint = std::tuple<int, int, gen::ElementType, gen::Variant, int>;  // arch, W, type, variant, K
+
+class CompileMatrix : public testing::TestWithParam<MatrixPoint> {};
+
+TEST_P(CompileMatrix, GeneratedKernelCompiles) {
+  const auto [arch, W, type, variant, K] = GetParam();
+  const gen::KernelSpec spec = spec_for(K, W, type, variant);
+  const CompiledKernel kernel = compile(gen::generate(spec), {Arch{arch, true}, false});
+  EXPECT_FALSE(kernel.binary.empty());
+  ASSERT_TRUE(kernel.resources.known) << kernel.log;
+  EXPECT_GT(kernel.resources.registers, 0);
+  EXPECT_LE(kernel.resources.registers, 255);
+  RecordProperty("registers", kernel.resources.registers);
+  RecordProperty("spill_store_bytes", kernel.resources.spill_store_bytes);
+}
+
+std::string matrix_point_name(const testing::TestParamInfo<MatrixPoint>& info) {
+  const auto [arch, W, type, variant, K] = info.param;
+  return fmt::format("sm{}_w{}_{}_{}_k{}", arch, W, gen::name_of(type), gen::name_of(variant), K);
+}
+
+INSTANTIATE_TEST_SUITE_P(Generated, CompileMatrix,
+                         testing::Combine(testing::Values(80, 90), testing::Values(4, 8, 16, 32),
+                                          testing::Values(gen::ElementType::f32, gen::ElementType::f64),
+                                          testing::Values(gen::Variant::swap, gen::Variant::addsub),
+                                          testing::Values(1, 71, 1024, 4097)),
+                         matrix_point_name);
+
+// The main configuration must keep everything in registers.
+class MainConfiguration : public testing::TestWithParam<std::tuple<int, gen::Variant>> {};
+
+TEST_P(MainConfiguration, NoSpillsNoLocalMemory) {
+  const auto [arch, variant] = GetParam();
+  const CompiledKernel kernel =
+      compile(gen::generate(spec_for(1024, 32, gen::ElementType::f32, variant)), {Arch{arch, true}, false});
+  ASSERT_TRUE(kernel.resources.known) << kernel.log;
+  EXPECT_EQ(kernel.resources.spill_store_bytes, 0) << kernel.log;
+  EXPECT_EQ(kernel.resources.spill_load_bytes, 0) << kernel.log;
+  EXPECT_EQ(kernel.resources.local_bytes, 0) << kernel.log;
+}
+
+std::string main_configuration_name(const testing::TestParamInfo<std::tuple<int, gen::Variant>>& info) {
+  return fmt::format("sm{}_{}", std::get<0>(info.param), gen::name_of(std::get<1>(info.param)));
+}
+
+INSTANTIATE_TEST_SUITE_P(W32F32K1024, MainConfiguration,
+                         testing::Combine(testing::Values(80, 90),
+                                          testing::Values(gen::Variant::swap, gen::Variant::addsub)),
+                         main_configuration_name);
+
+}  // namespace
+}  // namespace bfly::rt

@@ -1,0 +1,123 @@
+// Sampler on a machine without a GPU: the spec rule, argument validation before any driver call, the no-driver
+// error, and gpu_available().
+#include "bfly/rt/sampler.hpp"
+
+#include "bfly/error.hpp"
+#include "bfly/rt/driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace bfly::rt {
+namespace {
+
+// The message of the bfly::Error `call` throws ("" when it throws none).
+template <typename Call>
+std::string error_of(Call&& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(Sampler, ChooseSpecRule) {
+  const SamplerOptions none;
+  EXPECT_EQ(Sampler::choose_spec(1, gen::ElementType::f32, none).W, 4);
+  EXPECT_EQ(Sampler::choose_spec(7, gen::ElementType::f32, none).W, 4);
+  EXPECT_EQ(Sampler::choose_spec(8, gen::ElementType::f32, none).W, 8);
+  EXPECT_EQ(Sampler::choose_spec(16, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(Sampler::choose_spec(31, gen::ElementType::f32, none).W, 16);
+  const gen::KernelSpec big = Sampler::choose_spec(1000, gen::ElementType::f64, none);
+  EXPECT_EQ(big.W, 32);
+  EXPECT_EQ(big.R, 8);
+  EXPECT_EQ(big.variant, gen::Variant::addsub);
+  EXPECT_EQ(big.type, gen::ElementType::f64);
+  EXPECT_EQ(big.K, 1000);
+  EXPECT_EQ(Sampler::choose_spec(5, gen::ElementType::f32, none).R, 3) << "R clamped to W - 1";
+
+  SamplerOptions forced;
+  forced.W = 8;
+  forced.variant = gen::Variant::swap;
+  forced.R = 2;
+  const gen::KernelSpec spec = Sampler::choose_spec(1000, gen::ElementType::f32, forced);
+  EXPECT_EQ(spec.W, 8);
+  EXPECT_EQ(spec.variant, gen::Variant::swap);
+  EXPECT_EQ(spec.R, 2);
+}
+
+TEST(Sampler, BadForcedOptionsFailAtConstruction) {
+  SamplerOptions bad_w;
+  bad_w.W = 12;
+  EXPECT_NE(error_of([&] { Sampler sampler(bad_w); }).find("12"), std::string::npos);
+  SamplerOptions bad_r;
+  bad_r.W = 8;
+  bad_r.R = 8;
+  EXPECT_FALSE(error_of([&] { Sampler sampler(bad_r); }).empty());
+}
+
+TEST(Sampler, ValidatesArgumentsBeforeTouchingTheDriver) {
+  Sampler sampler;
+  // Fake device pointers: validation must reject every call before anything dereferences or launches.
+  const auto* weights = reinterpret_cast<const float*>(0x1000);
+  auto* out = reinterpret_cast<int*>(0x2000);
+  EXPECT_NE(error_of([&] { sampler.sample(weights, 10, 0, 10, out, 1); }).find("K = 0 is out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample(weights, 10, gen::KernelSpec::kMaxK + 1, gen::KernelSpec::kMaxK + 1, out,
+                                          1); })
+                .find("out of range"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample(weights, 10, 64, 63, out, 1); }).find("ld = 63 is less than K = 64"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample(weights, -1, 64, 64, out, 1); }).find("M = -1 is negative"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample(static_cast<const float*>(nullptr), 10, 64, 64, out, 1); })
+                .find("weights is null"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample(reinterpret_cast<const double*>(0x1000), 10, 64, 64, nullptr, 1); })
+                .find("out is null"),
+            std::string::npos);
+}
+
+TEST(Sampler, EmptyBatchIsANoOpWithoutAGpu) {
+  Sampler sampler;
+  const SampleReport report = sampler.sample(static_cast<const float*>(nullptr), 0, 64, 64, nullptr, 1);
+  EXPECT_EQ(report.invalid_rows, 0);
+  EXPECT_EQ(report.first_invalid_row, -1);
+  EXPECT_EQ(report.spec.K, 64);
+  std::vector<double> weights;
+  std::vector<int> out;
+  EXPECT_EQ(sampler.sample_host(std::span<const double>(weights), 0, 3, 3, std::span<int>(out), 1).spec.K, 3);
+}
+
+TEST(Sampler, HostOverloadChecksArraySizes) {
+  Sampler sampler;
+  std::vector<float> weights(2 * 10 + 5);
+  std::vector<int> out(3);
+  EXPECT_NE(error_of([&] { sampler.sample_host(std::span<const float>(weights), 3, 8, 10, out, 1); })
+                .find("need (M - 1) * ld + K = 28"),
+            std::string::npos);
+  std::vector<int> short_out(2);
+  weights.resize(28);
+  EXPECT_NE(error_of([&] { sampler.sample_host(std::span<const float>(weights), 3, 8, 10, short_out, 1); })
+                .find("fewer than M = 3"),
+            std::string::npos);
+}
+
+TEST(Driver, GpuAvailableExplainsWhyNot) {
+  std::string why;
+  if (gpu_available(&why)) GTEST_SKIP() << "this machine has a GPU; the test is for machines without one";
+  EXPECT_TRUE(why.find("no CUDA driver found (libcuda.so.1 could not be opened") != std::string::npos ||
+              why.find("no CUDA device") != std::string::npos)
+      << why;
+  // A valid call then fails with the same clear reason, not a crash.
+  Sampler sampler;
+  const std::string error =
+      error_of([&] { sampler.sample(reinterpret_cast<const float*>(0x1000), 10, 64, 64, reinterpret_cast<int*>(0x2000), 1); });
+  EXPECT_EQ(error, why);
+}
+
+}  // namespace
+}  // namespace bfly::rt
