@@ -266,7 +266,29 @@ std::shared_ptr<const CompiledKernel> KernelCache::try_load(const CacheKey& key,
 }
 
 CacheLookup KernelCache::get(const gen::Source& source, const CompileOptions& options) {
+  return get(source, options, cache_key(source, options));
+}
+
+CacheLookup KernelCache::get(const gen::KernelSpec& spec, const CompileOptions& options) {
+  std::string memo = gen::kernel_name(spec);
+  for (const std::string& option : nvrtc_options(options)) (memo += '\0') += option;
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto key = spec_keys_.find(memo); key != spec_keys_.end())
+      if (const auto hit = memory_.find(key->second.digest); hit != memory_.end()) {
+        ++stats_.memory_hits;
+        return CacheLookup{hit->second, CacheLevel::memory, locate(key->second)};
+      }
+  }
+  const gen::Source source = gen::generate(spec);
   const CacheKey key = cache_key(source, options);
+  CacheLookup lookup = get(source, options, key);
+  const std::lock_guard lock(mutex_);
+  spec_keys_.emplace(std::move(memo), key);
+  return lookup;
+}
+
+CacheLookup KernelCache::get(const gen::Source& source, const CompileOptions& options, const CacheKey& key) {
   CacheLookup lookup;
   lookup.entry = locate(key);
   if ((lookup.kernel = try_load(key, &lookup.level))) return lookup;

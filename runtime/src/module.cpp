@@ -42,8 +42,7 @@ Kernel load(const CompiledKernel& compiled) {
 }
 
 Kernel load_kernel(const gen::KernelSpec& spec) {
-  const gen::Source source = gen::generate(spec);
-  const CacheLookup lookup = default_cache().get(source, default_compile_options(current_device_arch()));
+  const CacheLookup lookup = default_cache().get(spec, default_compile_options(current_device_arch()));
   return load(*lookup.kernel);
 }
 

@@ -135,6 +135,23 @@ TEST(KernelCache, LevelsAndCounters) {
   EXPECT_EQ(second.stats().builds, 0u);
 }
 
+// By spec: the first call generates and compiles; later calls find the kernel by the remembered key, and the
+// source-keyed entry is the same one.
+TEST(KernelCache, GetBySpecRemembersTheKey) {
+  KernelCache cache(std::make_unique<MemoryStorage>());
+  const gen::KernelSpec spec = spec_for(64);
+  const CacheLookup built = cache.get(spec, kSm90);
+  EXPECT_EQ(built.level, CacheLevel::built);
+  const CacheLookup again = cache.get(spec, kSm90);
+  EXPECT_EQ(again.level, CacheLevel::memory);
+  EXPECT_EQ(again.kernel, built.kernel);
+  EXPECT_EQ(cache.get(gen::generate(spec), kSm90).kernel, built.kernel);
+  EXPECT_EQ(cache.stats().builds, 1u);
+  EXPECT_EQ(cache.stats().memory_hits, 2u);
+  const CompileOptions sm80{Arch{80, true}, false};
+  EXPECT_EQ(cache.get(spec, sm80).level, CacheLevel::built) << "other options are another kernel";
+}
+
 // A damaged entry is a miss: it is not loaded, the kernel is rebuilt, and the entry replaced by a good one.
 TEST(KernelCache, TruncatedOrFlippedEntryIsRebuiltAndReplaced) {
   const gen::Source source = tiny_source(spec_for(1024));

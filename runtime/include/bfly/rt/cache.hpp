@@ -101,6 +101,10 @@ class KernelCache {
   // compile, bfly::Error when NVRTC fails otherwise.
   CacheLookup get(const gen::Source& source, const CompileOptions& options);
 
+  // The same for the kernel of `spec`. A spec's generated source never changes within a process, so after the
+  // first call the key is remembered and a memory hit needs neither generating the source nor hashing it.
+  CacheLookup get(const gen::KernelSpec& spec, const CompileOptions& options);
+
   // The kernel under `key` from memory or disk (then also kept in memory), or null. Never throws.
   std::shared_ptr<const CompiledKernel> try_load(const CacheKey& key, CacheLevel* level = nullptr) noexcept;
 
@@ -109,6 +113,7 @@ class KernelCache {
   std::string locate(const CacheKey& key) const;  // empty for a memory-only cache
 
  private:
+  CacheLookup get(const gen::Source& source, const CompileOptions& options, const CacheKey& key);
   void store_on_disk(const CacheKey& key, const gen::Source& source, const CompiledKernel& kernel);
 
   std::unique_ptr<CacheStorage> disk_;
@@ -116,6 +121,7 @@ class KernelCache {
   std::atomic<bool> disk_usable_{true};
   mutable std::mutex mutex_;  // guards memory_ and stats_
   std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> memory_;
+  std::unordered_map<std::string, CacheKey> spec_keys_;  // kernel name + options -> key of its source
   CacheStats stats_;
 };
 
