@@ -46,6 +46,49 @@ Kernel load_kernel(const gen::KernelSpec& spec) {
   return load(*lookup.kernel);
 }
 
+const Kernel& LoadedKernels::get(const gen::KernelSpec& spec) {
+  auto [entry, inserted] = kernels_.try_emplace({current_context(), gen::kernel_name(spec)});
+  if (inserted) {
+    try {
+      entry->second = load_kernel(spec);
+    } catch (...) {
+      kernels_.erase(entry);
+      throw;
+    }
+  }
+  return entry->second;
+}
+
+namespace {
+// The counters' preset: no invalid item yet, first invalid item "infinity" (lowered by atomicMin).
+constexpr unsigned long long kCountersPreset[2] = {0, ~0ull};
+}  // namespace
+
+CUdeviceptr LoadedKernels::counters() {
+  auto [entry, inserted] = counters_.try_emplace(current_context());
+  if (inserted) {
+    try {
+      entry->second = DeviceBuffer(sizeof(kCountersPreset));
+    } catch (...) {
+      counters_.erase(entry);
+      throw;
+    }
+  }
+  return entry->second.get();
+}
+
+void reset_counters(CUdeviceptr counters, CUstream stream) {
+  check(driver().MemcpyHtoDAsync(counters, kCountersPreset, sizeof(kCountersPreset), stream),
+        "cuMemcpyHtoDAsync(invalid-item counters)");
+}
+
+std::pair<long long, long long> read_counters(CUdeviceptr counters, CUstream stream, const std::string& what) {
+  unsigned long long result[2] = {0, 0};
+  check(driver().MemcpyDtoHAsync(result, counters, sizeof(result), stream), "cuMemcpyDtoHAsync(invalid-item counters)");
+  check(driver().StreamSynchronize(stream), what);
+  return {static_cast<long long>(result[0]), result[0] == 0 ? -1ll : static_cast<long long>(result[1])};
+}
+
 void launch_rows(const Kernel& kernel, long long M, CUstream stream, void** arguments) {
   const long long grid = kernel.geometry.grid_for_rows(M);
   if (grid > INT_MAX) {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <tuple>
 #include <utility>
 
 namespace bfly::rt {
@@ -35,40 +35,11 @@ void validate_arguments(const void* weights, long long M, int K, long long ld, c
   if (M > 0 && out == nullptr) throw Error(fmt::format("Sampler::sample: out is null (M = {})", M));
 }
 
-// The counters' preset: no invalid row yet, first invalid row "infinity" (lowered by atomicMin).
-constexpr unsigned long long kInvalidRowsPreset[2] = {0, ~0ull};
 
 }  // namespace
 
 struct Sampler::State {
-  std::map<std::pair<CUcontext, std::string>, Kernel> kernels;
-  std::map<CUcontext, DeviceBuffer> invalid_rows;  // two unsigned long long counters per context
-
-  const Kernel& kernel(const gen::KernelSpec& spec) {
-    auto [entry, inserted] = kernels.try_emplace({current_context(), gen::kernel_name(spec)});
-    if (inserted) {
-      try {
-        entry->second = load_kernel(spec);
-      } catch (...) {
-        kernels.erase(entry);
-        throw;
-      }
-    }
-    return entry->second;
-  }
-
-  CUdeviceptr counters() {
-    auto [entry, inserted] = invalid_rows.try_emplace(current_context());
-    if (inserted) {
-      try {
-        entry->second = DeviceBuffer(sizeof(kInvalidRowsPreset));
-      } catch (...) {
-        invalid_rows.erase(entry);
-        throw;
-      }
-    }
-    return entry->second.get();
-  }
+  LoadedKernels kernels;
 };
 
 Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
@@ -100,13 +71,11 @@ SampleReport Sampler::sample_device(const T* weights, long long M, int K, long l
   report.spec = choose_spec(K, element_type_of<T>(), options_);
   if (M == 0) return report;
 
-  const Driver& d = driver();
-  const Kernel& kernel = state_->kernel(report.spec);
+  const Kernel& kernel = state_->kernels.get(report.spec);
   CUdeviceptr counters = 0;
   if (options_.report_invalid_rows) {
-    counters = state_->counters();
-    check(d.MemcpyHtoDAsync(counters, kInvalidRowsPreset, sizeof(kInvalidRowsPreset), stream),
-          "cuMemcpyHtoDAsync(invalid-row counters)");
+    counters = state_->kernels.counters();
+    reset_counters(counters, stream);
   }
   CUdeviceptr weights_arg = reinterpret_cast<CUdeviceptr>(weights);
   CUdeviceptr out_arg = reinterpret_cast<CUdeviceptr>(out);
@@ -117,13 +86,9 @@ SampleReport Sampler::sample_device(const T* weights, long long M, int K, long l
   void* arguments[] = {&weights_arg, &m_arg, &ld_arg, &out_arg, &counters, &seed_arg, &iteration_arg};
   launch_rows(kernel, M, stream, arguments);
 
-  if (options_.report_invalid_rows) {
-    unsigned long long result[2] = {0, 0};
-    check(d.MemcpyDtoHAsync(result, counters, sizeof(result), stream), "cuMemcpyDtoHAsync(invalid-row counters)");
-    check(d.StreamSynchronize(stream), fmt::format("sampling with {}", kernel.name));
-    report.invalid_rows = static_cast<long long>(result[0]);
-    report.first_invalid_row = result[0] == 0 ? -1 : static_cast<long long>(result[1]);
-  }
+  if (options_.report_invalid_rows)
+    std::tie(report.invalid_rows, report.first_invalid_row) =
+        read_counters(counters, stream, fmt::format("sampling with {}", kernel.name));
   return report;
 }
 

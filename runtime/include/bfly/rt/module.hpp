@@ -3,10 +3,14 @@
 
 #include "bfly/gen/generate.hpp"
 #include "bfly/rt/compile.hpp"
+#include "bfly/rt/driver.hpp"
 
 #include <cuda.h>
 
+#include <map>
 #include <memory>
+#include <string>
+#include <utility>
 
 namespace bfly::rt {
 
@@ -42,7 +46,26 @@ Kernel load(const CompiledKernel& compiled);
 // The whole chain for one spec: generate -> cache (memory, disk or NVRTC for the current device) -> load.
 Kernel load_kernel(const gen::KernelSpec& spec);
 
-// Launches `kernel` of operation `sample` over M rows on `stream` (null: the legacy default stream);
+// The kernels one object (a Sampler, an LdaZStep) has loaded, per CUDA context, and its two invalid-item
+// counters per context. Not thread-safe: each owner uses it from one thread at a time.
+class LoadedKernels {
+ public:
+  // The kernel of `spec` in the current context, loaded on first use.
+  const Kernel& get(const gen::KernelSpec& spec);
+  // Two unsigned long long counters in the current context, for a kernel's invalid_rows argument.
+  CUdeviceptr counters();
+
+ private:
+  std::map<std::pair<CUcontext, std::string>, Kernel> kernels_;
+  std::map<CUcontext, DeviceBuffer> counters_;
+};
+
+// Sets `counters` to {0, ~0ull} (no invalid item, first one "infinity") on `stream`, before a launch.
+void reset_counters(CUdeviceptr counters, CUstream stream);
+// Reads them back after the launch (synchronizes `stream`): {count, first item or -1}.
+std::pair<long long, long long> read_counters(CUdeviceptr counters, CUstream stream, const std::string& what);
+
+// Launches `kernel` over M rows (sample) or documents (lda_z) on `stream` (null: the legacy default stream);
 // `arguments` are the kernel's parameters in order (cuLaunchKernel's kernelParams).
 void launch_rows(const Kernel& kernel, long long M, CUstream stream, void** arguments);
 

@@ -1,0 +1,85 @@
+// LdaZStep: argument checks, spec choice, and the launch of the generated lda_z kernel.
+#include "bfly/rt/lda_z_step.hpp"
+
+#include "bfly/error.hpp"
+#include "bfly/rt/module.hpp"
+#include "bfly/rt/sampler.hpp"
+
+#include <fmt/format.h>
+
+#include <tuple>
+
+namespace bfly::rt {
+
+struct LdaZStep::State {
+  LoadedKernels kernels;
+};
+
+LdaZStep::LdaZStep(LdaZOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
+  choose_spec(1024, gen::ElementType::f32, options_);  // a bad forced W, R or variant is reported here
+}
+LdaZStep::LdaZStep(LdaZStep&&) noexcept = default;
+LdaZStep& LdaZStep::operator=(LdaZStep&&) noexcept = default;
+LdaZStep::~LdaZStep() = default;
+
+gen::KernelSpec LdaZStep::choose_spec(int K, gen::ElementType type, const LdaZOptions& options) {
+  SamplerOptions sampler;
+  sampler.W = options.W;
+  sampler.variant = options.variant;
+  sampler.R = options.R;
+  gen::KernelSpec spec = Sampler::choose_spec(K, type, sampler);
+  spec.operation = gen::Operation::lda_z;
+  return spec;
+}
+
+template <typename T>
+LdaZReport LdaZStep::run_typed(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
+                               const long long* doc_offsets, const int* words, int* z, long long D, int K,
+                               std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
+  if (K < 1 || K > gen::KernelSpec::kMaxK)
+    throw Error(fmt::format("LdaZStep::run: K = {} is out of range; K must be in 1 .. {}", K, gen::KernelSpec::kMaxK));
+  if (ld_theta < K) throw Error(fmt::format("LdaZStep::run: ld_theta = {} is less than K = {}", ld_theta, K));
+  if (ld_phi < K) throw Error(fmt::format("LdaZStep::run: ld_phi = {} is less than K = {}", ld_phi, K));
+  if (D < 0) throw Error(fmt::format("LdaZStep::run: D = {} is negative; D is the number of documents", D));
+  LdaZReport report;
+  report.spec = choose_spec(K, std::is_same_v<T, float> ? gen::ElementType::f32 : gen::ElementType::f64, options_);
+  if (D == 0) return report;
+  const std::pair<const void*, const char*> pointers[] = {
+      {theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"}};
+  for (const auto& [pointer, name] : pointers)
+    if (pointer == nullptr) throw Error(fmt::format("LdaZStep::run: {} is null (D = {})", name, D));
+
+  const Kernel& kernel = state_->kernels.get(report.spec);
+  CUdeviceptr counters = 0;
+  if (options_.report_invalid_tokens) {
+    counters = state_->kernels.counters();
+    reset_counters(counters, stream);
+  }
+  CUdeviceptr theta_arg = reinterpret_cast<CUdeviceptr>(theta), phi_arg = reinterpret_cast<CUdeviceptr>(phi);
+  CUdeviceptr offsets_arg = reinterpret_cast<CUdeviceptr>(doc_offsets), words_arg = reinterpret_cast<CUdeviceptr>(words);
+  CUdeviceptr z_arg = reinterpret_cast<CUdeviceptr>(z);
+  long long ld_theta_arg = ld_theta, ld_phi_arg = ld_phi, d_arg = D;
+  unsigned long long seed_arg = seed;
+  unsigned int iteration_arg = iteration;
+  void* arguments[] = {&theta_arg, &ld_theta_arg, &phi_arg, &ld_phi_arg, &offsets_arg, &words_arg,
+                       &z_arg,     &d_arg,        &counters, &seed_arg,  &iteration_arg};
+  launch_rows(kernel, D, stream, arguments);
+  if (options_.report_invalid_tokens)
+    std::tie(report.invalid_tokens, report.first_invalid_token) =
+        read_counters(counters, stream, fmt::format("the LDA z-step with {}", kernel.name));
+  return report;
+}
+
+LdaZReport LdaZStep::run(const float* theta, long long ld_theta, const float* phi, long long ld_phi,
+                         const long long* doc_offsets, const int* words, int* z, long long D, int K,
+                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
+  return run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration, stream);
+}
+
+LdaZReport LdaZStep::run(const double* theta, long long ld_theta, const double* phi, long long ld_phi,
+                         const long long* doc_offsets, const int* words, int* z, long long D, int K,
+                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
+  return run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration, stream);
+}
+
+}  // namespace bfly::rt

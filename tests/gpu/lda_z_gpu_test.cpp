@@ -1,0 +1,86 @@
+// The LDA z-step on the GPU (label gpu): every lda-test catalog kernel, run through rt::LdaZStep, gives
+// exactly the topics of the CPU execution of the same generated source on the same corpus and seed.
+#include "bfly/gen/spec_catalog.hpp"
+#include "bfly/rt/lda_z_step.hpp"
+#include "cpu_kernels.hpp"
+#include "gpu_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+namespace bfly::test {
+namespace {
+
+template <typename T>
+void compare_with_cpu(const CpuLdaKernel& kernel, std::mt19937_64& rng, long long& tokens_compared) {
+  const int K = kernel.spec.K, V = 53;
+  const long long D = 300, ld_theta = K + 1, ld_phi = K;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<long long> offsets{0};
+  std::vector<int> words;
+  for (long long d = 0; d < D; ++d) {
+    const int length = d % 29 == 0 ? 0 : static_cast<int>(1 + rng() % 40);
+    for (int i = 0; i < length; ++i) words.push_back(static_cast<int>(rng() % V));
+    offsets.push_back(static_cast<long long>(words.size()));
+  }
+  std::vector<T> theta(static_cast<std::size_t>(D * ld_theta)), phi(static_cast<std::size_t>(V * ld_phi));
+  for (T& x : theta) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng));
+  for (T& x : phi) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng) * 1e-2);
+  const unsigned long long seed = rng();
+  const unsigned int iteration = static_cast<unsigned int>(rng() % 1000);
+
+  std::vector<int> cpu(words.size(), -7);
+  unsigned long long cpu_invalid[2] = {0, ~0ull};
+  kernel.launch(theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), cpu.data(), D,
+                cpu_invalid, seed, iteration);
+
+  rt::LdaZOptions options;
+  options.W = kernel.spec.W;
+  options.variant = kernel.spec.variant;
+  options.R = kernel.spec.R;
+  rt::LdaZStep step(options);
+  const rt::DeviceBuffer theta_d = upload(theta), phi_d = upload(phi), offsets_d = upload(offsets),
+                         words_d = upload(words);
+  rt::DeviceBuffer z_d(words.size() * sizeof(int));
+  rt::check(rt::driver().MemsetD8(z_d.get(), 0x5a, z_d.size()), "cuMemsetD8");  // poison
+  const rt::LdaZReport report =
+      step.run(as<T>(theta_d), ld_theta, as<T>(phi_d), ld_phi, as<long long>(offsets_d), as<int>(words_d),
+               reinterpret_cast<int*>(z_d.get()), D, K, seed, iteration);
+  ASSERT_EQ(gen::kernel_name(report.spec), kernel.name);
+  const std::vector<int> gpu = download<int>(z_d);
+  for (std::size_t t = 0; t < words.size(); ++t)
+    ASSERT_EQ(gpu[t], cpu[t]) << kernel.name << ": token " << t << " differs between the GPU and the CPU";
+  EXPECT_EQ(report.invalid_tokens, static_cast<long long>(cpu_invalid[0])) << kernel.name;
+  tokens_compared += static_cast<long long>(words.size());
+}
+
+TEST(GpuLdaZ, EqualToCpuExecutionOfTheSameSource) {
+  BFLY_REQUIRE_GPU();
+  std::mt19937_64 rng(20261122);
+  long long tokens = 0;
+  int kernels = 0;
+  for (const CpuLdaKernel& kernel : cpu_lda_kernels()) {
+    if (kernel.spec.type == gen::ElementType::f32) compare_with_cpu<float>(kernel, rng, tokens);
+    else compare_with_cpu<double>(kernel, rng, tokens);
+    if (HasFatalFailure()) return;
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(gen::lda_test_specs().size()));
+  std::printf("[bfly draws] GpuLdaZ.EqualToCpuExecutionOfTheSameSource: %d kernels, %lld tokens\n", kernels, tokens);
+}
+
+TEST(GpuLdaZ, RejectsBadArgumentsBeforeAnyLaunch) {
+  rt::LdaZStep step;
+  int dummy = 0;
+  const float* theta = reinterpret_cast<const float*>(&dummy);
+  EXPECT_THROW(step.run(theta, 8, theta, 16, nullptr, &dummy, &dummy, 4, 16, 1, 0), Error);  // ld_theta < K
+  EXPECT_THROW(step.run(theta, 16, theta, 16, nullptr, &dummy, &dummy, 4, 16, 1, 0), Error);  // null offsets
+  EXPECT_THROW(step.run(theta, 16, theta, 16, nullptr, &dummy, &dummy, -1, 16, 1, 0), Error);  // D < 0
+  EXPECT_NO_THROW(step.run(theta, 16, theta, 16, nullptr, nullptr, nullptr, 0, 16, 1, 0));     // D == 0: nothing
+}
+
+}  // namespace
+}  // namespace bfly::test
