@@ -19,6 +19,9 @@ std::string rows_list(int bit, int W) {
 
 }  // namespace
 
+// Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w);
+
 void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
   w.line("constexpr int W = {};  // lanes per group; a group draws for W consecutive rows", spec.W);
@@ -75,17 +78,23 @@ void build_table(int W, Variant variant, CodeWriter& w) {
 void load_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool padded = spec.padded();
   w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
-  w.line("// of row k, so the W lanes read W consecutive weights of one row. Every weight is checked here, once.");
+  w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, "
-        "int column, unsigned int& bad)");
+        "int column)");
     if (padded) w.line("const bool in_row = column >= 0;  // block 0 starts left of column 0: those weights are 0");
     w.line("const T* p = rows + column;");
     for (int k = 0; k < spec.W; ++k) {
       const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
-      w.line("a[{0}] = {1} ? p[{0} * ld] : T(0); if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k, cond);
+      w.line("a[{0}] = {1} ? p[{0} * ld] : T(0);", k, cond);
     }
+  }
+  w.blank();
+  w.line("// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.");
+  {
+    auto body = w.scope("__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad)");
+    for (int k = 0; k < spec.W; ++k) w.line("if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k);
   }
   w.blank();
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
@@ -148,13 +157,15 @@ OperationText operation_text(const KernelSpec& spec) {
   OperationText t;
   if (spec.operation == Operation::sample) {
     t.remnant_element = "my_row[j]";
-    t.load_block = "load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad)";
+    t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
+    t.prepare_block = "check_block({a}, bad)";
     t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
     t.remnant_guard = "m < M";
     t.check_weights = true;
   } else {
     t.remnant_element = "bfly::product(theta_local[j], my_phi[j])";
-    t.load_block = "load_products(a, theta_local, phi, ld_phi, c_warp, b, r)";
+    t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
+    t.prepare_block = "multiply_theta({a}, theta_local, {b})";
     t.load_chosen = "load_chosen_products(a, theta_local, phi, ld_phi, c_warp, {}, r)";
     t.remnant_guard = "c >= 0";
     t.check_weights = false;
@@ -178,21 +189,50 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
   if (spec.linear_remnant()) w.line("running = remnant_total;");
   if (spec.blocks() == 0) return;
+  const auto load = [&](const char* a, const char* b) {
+    w.line("{};", fmt::format(fmt::runtime(op.load_block), fmt::arg("a", a), fmt::arg("b", b)));
+  };
+  const auto use = [&](const char* a, const char* b) {
+    w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
+    w.line("build_table({}, r);", a);
+    w.line("running += {}[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total", a);
+  };
+  if (spec.blocks() == 1) {
+    w.line("// Algorithm 8 lines 13-34 for the one block; pass 2 searches this table as it is.");
+    w.line("T table[W];");
+    load("table", "0");
+    use("table", "0");
+    return;
+  }
+  const auto store = [&](const char* b) {
+    if (geometry.chunk_blocks == 1)
+      w.line("running_total[{}][threadIdx.x] = running;  // line 32", b);
+    else
+      w.line("if (({0} + 1) % CHUNK_BLOCKS == 0 || {0} == BLOCKS - 1) "
+             "running_total[({0}) / CHUNK_BLOCKS][threadIdx.x] = running;", b);
+  };
   w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
-  w.line("#pragma unroll 2");
-  auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)", "for each block");
-  w.line("T a[W];");
-  w.line("{};", op.load_block);
-  w.line("build_table(a, r);");
-  w.line("running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total");
-  if (geometry.chunk_blocks == 1)
-    w.line("running_total[b][threadIdx.x] = running;  // line 32");
-  else
-    w.line("if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[b / CHUNK_BLOCKS][threadIdx.x] = running;");
+  w.line("// Two tiles take turns: the next block's loads are in flight while this block is built.");
+  w.line("T a0[W], a1[W];");
+  load("a0", "0");
+  auto loop = w.scope("for (int b = 0; b < BLOCKS; b += 2)", "for each pair of blocks");
+  {
+    auto next = w.scope("if (b + 1 < BLOCKS)");
+    load("a1", "b + 1");
+  }
+  use("a0", "b");
+  store("b");
+  auto odd = w.scope("if (b + 1 < BLOCKS)");
+  {
+    auto next = w.scope("if (b + 2 < BLOCKS)");
+    load("a0", "b + 2");
+  }
+  use("a1", "b + 1");
+  store("b + 1");
 }
 
 void shared_memory(const KernelSpec& spec, CodeWriter& w) {
-  if (spec.blocks() == 0) return;
+  if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
   w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
 }
 
@@ -200,17 +240,24 @@ void lda_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool padded = spec.padded();
   w.line("// Algorithm 8 lines 13-17: the products theta[doc k][col] * phi[word k][col] of block b, where lane r");
   w.line("// takes col = block start + r (transposed access to phi) and theta_local holds theta transposed");
-  w.line("// (Algorithm 5). __fmul_rn keeps every product a rounded product, never fused into a later add, so");
-  w.line("// both passes and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.");
+  w.line("// (Algorithm 5). load_phi only loads; multiply_theta forms the products when the block is used.");
+  w.line("// bfly::product keeps every product a rounded product, never fused into a later add, so both passes");
+  w.line("// and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.");
   {
     auto body = w.scope(
-        "__device__ __forceinline__ void load_products(T (&a)[W], const T* theta_local, const T* phi, long long ld_phi, "
-        "const int (&c_warp)[W], int b, int r)");
+        "__device__ __forceinline__ void load_phi(T (&a)[W], const T* phi, long long ld_phi, const int (&c_warp)[W], "
+        "int b, int r)");
     w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
-    w.line("const T* t = theta_local + REMNANT + b * W;");
     for (int k = 0; k < spec.W; ++k)
-      w.line("a[{0}] = c_warp[{0}] >= 0{1} ? bfly::product(t[{0}], phi[c_warp[{0}] * ld_phi + col]) : T(0);", k,
+      w.line("a[{0}] = c_warp[{0}] >= 0{1} ? phi[c_warp[{0}] * ld_phi + col] : T(0);", k,
              padded ? " && col >= 0" : "");
+  }
+  w.blank();
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void multiply_theta(T (&a)[W], const T* theta_local, int b)");
+    w.line("const T* t = theta_local + REMNANT + b * W;");
+    for (int k = 0; k < spec.W; ++k) w.line("a[{0}] = bfly::product(t[{0}], a[{0}]);", k);
   }
   w.blank();
   w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
@@ -260,6 +307,24 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("if (target < s) { draw = j; break; }");
     return;
   }
+  if (spec.blocks() == 1) {
+    w.line("// One block: Algorithm 10 searches pass 1's table between the remnant's total and the row's.");
+    w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
+  } else {
+    pass2_blocks(geometry, op, w);
+  }
+  if (spec.linear_remnant()) {
+    w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
+    auto guard = w.scope("if (valid && target < remnant_total)");
+    w.line("T s = T(0);");
+    w.line("draw = REMNANT - 1;");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    w.line("s += {};", op.remnant_element);
+    w.line("if (target < s) { draw = j; break; }");
+  }
+}
+
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w) {
   w.line("// Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.");
   w.line("int chunk = 0;");
   {
@@ -296,15 +361,6 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
     w.line("build_table(a, r);");
     w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
-  }
-  if (spec.linear_remnant()) {
-    w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
-    auto guard = w.scope("if (valid && target < remnant_total)");
-    w.line("T s = T(0);");
-    w.line("draw = REMNANT - 1;");
-    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += {};", op.remnant_element);
-    w.line("if (target < s) { draw = j; break; }");
   }
 }
 

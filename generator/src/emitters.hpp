@@ -27,7 +27,8 @@ void search_block(int W, Variant variant, CodeWriter& w);
 // What differs between operations in the shared passes: how a weight is read.
 struct OperationText {
   std::string remnant_element;  // expression for weight j of this lane's own row (remnant), e.g. "my_row[j]"
-  std::string load_block;       // statement filling a[] with block b (pass 1)
+  std::string load_block;       // statement loading block {b} into tile {a} (pass 1), waiting for nothing
+  std::string prepare_block;    // statement run on tile {a} of block {b} once its loads are needed
   std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
   std::string remnant_guard;    // condition under which this lane has a row to read
   bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)

@@ -58,9 +58,9 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
   g.threads_per_cta = kThreadsPerCta;
-  const int blocks = spec.blocks();
-  g.chunk_blocks = blocks == 0 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
-  g.chunks = blocks == 0 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
+  const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
+  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
+  g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
   return g;
 }

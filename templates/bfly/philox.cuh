@@ -1,7 +1,10 @@
 // Philox4x32-10 (Salmon et al., SC'11): the counter-based generator behind every bfly draw (DESIGN.md section 5).
 // The same text compiles with NVRTC for the GPU and as C++ for the CPU execution (through bfly/lockstep.hpp),
 // so both produce the same uniforms for the same (seed, counter).
-#pragma once
+// An include guard rather than #pragma once: the ahead-of-time header pastes this text, and two pasted
+// copies (two generated headers in one translation unit) must still define everything once.
+#ifndef BFLY_PHILOX_CUH
+#define BFLY_PHILOX_CUH
 
 namespace bfly {
 
@@ -46,3 +49,5 @@ __device__ __forceinline__ double uniform_from_bits(unsigned int bits, double) {
 }
 
 }  // namespace bfly
+
+#endif  // BFLY_PHILOX_CUH

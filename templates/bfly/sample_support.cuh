@@ -1,5 +1,8 @@
 // Helpers shared by the generated sampling kernels: weight validity, the scaled-uniform guard, and reporting.
-#pragma once
+// An include guard rather than #pragma once: the ahead-of-time header pastes this text, and two pasted
+// copies (two generated headers in one translation unit) must still define everything once.
+#ifndef BFLY_SAMPLE_SUPPORT_CUH
+#define BFLY_SAMPLE_SUPPORT_CUH
 
 namespace bfly {
 
@@ -84,3 +87,5 @@ __device__ __noinline__ int sequential_draw_products(const T* theta, const T* ph
 }
 
 }  // namespace bfly
+
+#endif  // BFLY_SAMPLE_SUPPORT_CUH

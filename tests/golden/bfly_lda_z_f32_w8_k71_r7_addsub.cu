@@ -43,19 +43,31 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
 
 // Algorithm 8 lines 13-17: the products theta[doc k][col] * phi[word k][col] of block b, where lane r
 // takes col = block start + r (transposed access to phi) and theta_local holds theta transposed
-// (Algorithm 5). __fmul_rn keeps every product a rounded product, never fused into a later add, so
-// both passes and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.
-__device__ __forceinline__ void load_products(T (&a)[W], const T* theta_local, const T* phi, long long ld_phi, const int (&c_warp)[W], int b, int r) {
+// (Algorithm 5). load_phi only loads; multiply_theta forms the products when the block is used.
+// bfly::product keeps every product a rounded product, never fused into a later add, so both passes
+// and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.
+__device__ __forceinline__ void load_phi(T (&a)[W], const T* phi, long long ld_phi, const int (&c_warp)[W], int b, int r) {
   const int col = FIRST_BLOCK_COLUMN + b * W + r;
+  a[0] = c_warp[0] >= 0 ? phi[c_warp[0] * ld_phi + col] : T(0);
+  a[1] = c_warp[1] >= 0 ? phi[c_warp[1] * ld_phi + col] : T(0);
+  a[2] = c_warp[2] >= 0 ? phi[c_warp[2] * ld_phi + col] : T(0);
+  a[3] = c_warp[3] >= 0 ? phi[c_warp[3] * ld_phi + col] : T(0);
+  a[4] = c_warp[4] >= 0 ? phi[c_warp[4] * ld_phi + col] : T(0);
+  a[5] = c_warp[5] >= 0 ? phi[c_warp[5] * ld_phi + col] : T(0);
+  a[6] = c_warp[6] >= 0 ? phi[c_warp[6] * ld_phi + col] : T(0);
+  a[7] = c_warp[7] >= 0 ? phi[c_warp[7] * ld_phi + col] : T(0);
+}
+
+__device__ __forceinline__ void multiply_theta(T (&a)[W], const T* theta_local, int b) {
   const T* t = theta_local + REMNANT + b * W;
-  a[0] = c_warp[0] >= 0 ? bfly::product(t[0], phi[c_warp[0] * ld_phi + col]) : T(0);
-  a[1] = c_warp[1] >= 0 ? bfly::product(t[1], phi[c_warp[1] * ld_phi + col]) : T(0);
-  a[2] = c_warp[2] >= 0 ? bfly::product(t[2], phi[c_warp[2] * ld_phi + col]) : T(0);
-  a[3] = c_warp[3] >= 0 ? bfly::product(t[3], phi[c_warp[3] * ld_phi + col]) : T(0);
-  a[4] = c_warp[4] >= 0 ? bfly::product(t[4], phi[c_warp[4] * ld_phi + col]) : T(0);
-  a[5] = c_warp[5] >= 0 ? bfly::product(t[5], phi[c_warp[5] * ld_phi + col]) : T(0);
-  a[6] = c_warp[6] >= 0 ? bfly::product(t[6], phi[c_warp[6] * ld_phi + col]) : T(0);
-  a[7] = c_warp[7] >= 0 ? bfly::product(t[7], phi[c_warp[7] * ld_phi + col]) : T(0);
+  a[0] = bfly::product(t[0], a[0]);
+  a[1] = bfly::product(t[1], a[1]);
+  a[2] = bfly::product(t[2], a[2]);
+  a[3] = bfly::product(t[3], a[3]);
+  a[4] = bfly::product(t[4], a[4]);
+  a[5] = bfly::product(t[5], a[5]);
+  a[6] = bfly::product(t[6], a[6]);
+  a[7] = bfly::product(t[7], a[7]);
 }
 
 // The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).
@@ -171,14 +183,27 @@ bfly_lda_z_f32_w8_k71_r7_addsub(const float* __restrict__ theta, long long ld_th
     }
     running = remnant_total;
     // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-    #pragma unroll 2
-    for (int b = 0; b < BLOCKS; ++b) {
-      T a[W];
-      load_products(a, theta_local, phi, ld_phi, c_warp, b, r);
-      build_table(a, r);
-      running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    // Two tiles take turns: the next block's loads are in flight while this block is built.
+    T a0[W], a1[W];
+    load_phi(a0, phi, ld_phi, c_warp, 0, r);
+    for (int b = 0; b < BLOCKS; b += 2) {
+      if (b + 1 < BLOCKS) {
+        load_phi(a1, phi, ld_phi, c_warp, b + 1, r);
+      }
+      multiply_theta(a0, theta_local, b);
+      build_table(a0, r);
+      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
-    }  // for each block
+      if (b + 1 < BLOCKS) {
+        if (b + 2 < BLOCKS) {
+          load_phi(a0, phi, ld_phi, c_warp, b + 2, r);
+        }
+        multiply_theta(a1, theta_local, b + 1);
+        build_table(a1, r);
+        running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+        running_total[b + 1][threadIdx.x] = running;  // line 32
+      }
+    }  // for each pair of blocks
 
     const T total = running;
     const bool valid = c >= 0 && bfly::valid_total(total);

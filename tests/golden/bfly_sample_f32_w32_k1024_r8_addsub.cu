@@ -67,41 +67,77 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
-// of row k, so the W lanes read W consecutive weights of one row. Every weight is checked here, once.
-__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, int column, unsigned int& bad) {
+// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.
+__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, int column) {
   const T* p = rows + column;
-  a[0] = 0 < rows_left ? p[0 * ld] : T(0); if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
-  a[1] = 1 < rows_left ? p[1 * ld] : T(0); if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
-  a[2] = 2 < rows_left ? p[2 * ld] : T(0); if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
-  a[3] = 3 < rows_left ? p[3 * ld] : T(0); if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
-  a[4] = 4 < rows_left ? p[4 * ld] : T(0); if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
-  a[5] = 5 < rows_left ? p[5 * ld] : T(0); if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
-  a[6] = 6 < rows_left ? p[6 * ld] : T(0); if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
-  a[7] = 7 < rows_left ? p[7 * ld] : T(0); if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
-  a[8] = 8 < rows_left ? p[8 * ld] : T(0); if (!bfly::valid_weight(a[8])) bad |= 1u << 8;
-  a[9] = 9 < rows_left ? p[9 * ld] : T(0); if (!bfly::valid_weight(a[9])) bad |= 1u << 9;
-  a[10] = 10 < rows_left ? p[10 * ld] : T(0); if (!bfly::valid_weight(a[10])) bad |= 1u << 10;
-  a[11] = 11 < rows_left ? p[11 * ld] : T(0); if (!bfly::valid_weight(a[11])) bad |= 1u << 11;
-  a[12] = 12 < rows_left ? p[12 * ld] : T(0); if (!bfly::valid_weight(a[12])) bad |= 1u << 12;
-  a[13] = 13 < rows_left ? p[13 * ld] : T(0); if (!bfly::valid_weight(a[13])) bad |= 1u << 13;
-  a[14] = 14 < rows_left ? p[14 * ld] : T(0); if (!bfly::valid_weight(a[14])) bad |= 1u << 14;
-  a[15] = 15 < rows_left ? p[15 * ld] : T(0); if (!bfly::valid_weight(a[15])) bad |= 1u << 15;
-  a[16] = 16 < rows_left ? p[16 * ld] : T(0); if (!bfly::valid_weight(a[16])) bad |= 1u << 16;
-  a[17] = 17 < rows_left ? p[17 * ld] : T(0); if (!bfly::valid_weight(a[17])) bad |= 1u << 17;
-  a[18] = 18 < rows_left ? p[18 * ld] : T(0); if (!bfly::valid_weight(a[18])) bad |= 1u << 18;
-  a[19] = 19 < rows_left ? p[19 * ld] : T(0); if (!bfly::valid_weight(a[19])) bad |= 1u << 19;
-  a[20] = 20 < rows_left ? p[20 * ld] : T(0); if (!bfly::valid_weight(a[20])) bad |= 1u << 20;
-  a[21] = 21 < rows_left ? p[21 * ld] : T(0); if (!bfly::valid_weight(a[21])) bad |= 1u << 21;
-  a[22] = 22 < rows_left ? p[22 * ld] : T(0); if (!bfly::valid_weight(a[22])) bad |= 1u << 22;
-  a[23] = 23 < rows_left ? p[23 * ld] : T(0); if (!bfly::valid_weight(a[23])) bad |= 1u << 23;
-  a[24] = 24 < rows_left ? p[24 * ld] : T(0); if (!bfly::valid_weight(a[24])) bad |= 1u << 24;
-  a[25] = 25 < rows_left ? p[25 * ld] : T(0); if (!bfly::valid_weight(a[25])) bad |= 1u << 25;
-  a[26] = 26 < rows_left ? p[26 * ld] : T(0); if (!bfly::valid_weight(a[26])) bad |= 1u << 26;
-  a[27] = 27 < rows_left ? p[27 * ld] : T(0); if (!bfly::valid_weight(a[27])) bad |= 1u << 27;
-  a[28] = 28 < rows_left ? p[28 * ld] : T(0); if (!bfly::valid_weight(a[28])) bad |= 1u << 28;
-  a[29] = 29 < rows_left ? p[29 * ld] : T(0); if (!bfly::valid_weight(a[29])) bad |= 1u << 29;
-  a[30] = 30 < rows_left ? p[30 * ld] : T(0); if (!bfly::valid_weight(a[30])) bad |= 1u << 30;
-  a[31] = 31 < rows_left ? p[31 * ld] : T(0); if (!bfly::valid_weight(a[31])) bad |= 1u << 31;
+  a[0] = 0 < rows_left ? p[0 * ld] : T(0);
+  a[1] = 1 < rows_left ? p[1 * ld] : T(0);
+  a[2] = 2 < rows_left ? p[2 * ld] : T(0);
+  a[3] = 3 < rows_left ? p[3 * ld] : T(0);
+  a[4] = 4 < rows_left ? p[4 * ld] : T(0);
+  a[5] = 5 < rows_left ? p[5 * ld] : T(0);
+  a[6] = 6 < rows_left ? p[6 * ld] : T(0);
+  a[7] = 7 < rows_left ? p[7 * ld] : T(0);
+  a[8] = 8 < rows_left ? p[8 * ld] : T(0);
+  a[9] = 9 < rows_left ? p[9 * ld] : T(0);
+  a[10] = 10 < rows_left ? p[10 * ld] : T(0);
+  a[11] = 11 < rows_left ? p[11 * ld] : T(0);
+  a[12] = 12 < rows_left ? p[12 * ld] : T(0);
+  a[13] = 13 < rows_left ? p[13 * ld] : T(0);
+  a[14] = 14 < rows_left ? p[14 * ld] : T(0);
+  a[15] = 15 < rows_left ? p[15 * ld] : T(0);
+  a[16] = 16 < rows_left ? p[16 * ld] : T(0);
+  a[17] = 17 < rows_left ? p[17 * ld] : T(0);
+  a[18] = 18 < rows_left ? p[18 * ld] : T(0);
+  a[19] = 19 < rows_left ? p[19 * ld] : T(0);
+  a[20] = 20 < rows_left ? p[20 * ld] : T(0);
+  a[21] = 21 < rows_left ? p[21 * ld] : T(0);
+  a[22] = 22 < rows_left ? p[22 * ld] : T(0);
+  a[23] = 23 < rows_left ? p[23 * ld] : T(0);
+  a[24] = 24 < rows_left ? p[24 * ld] : T(0);
+  a[25] = 25 < rows_left ? p[25 * ld] : T(0);
+  a[26] = 26 < rows_left ? p[26 * ld] : T(0);
+  a[27] = 27 < rows_left ? p[27 * ld] : T(0);
+  a[28] = 28 < rows_left ? p[28 * ld] : T(0);
+  a[29] = 29 < rows_left ? p[29 * ld] : T(0);
+  a[30] = 30 < rows_left ? p[30 * ld] : T(0);
+  a[31] = 31 < rows_left ? p[31 * ld] : T(0);
+}
+
+// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
+__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
+  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
+  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
+  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
+  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
+  if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
+  if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
+  if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
+  if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
+  if (!bfly::valid_weight(a[8])) bad |= 1u << 8;
+  if (!bfly::valid_weight(a[9])) bad |= 1u << 9;
+  if (!bfly::valid_weight(a[10])) bad |= 1u << 10;
+  if (!bfly::valid_weight(a[11])) bad |= 1u << 11;
+  if (!bfly::valid_weight(a[12])) bad |= 1u << 12;
+  if (!bfly::valid_weight(a[13])) bad |= 1u << 13;
+  if (!bfly::valid_weight(a[14])) bad |= 1u << 14;
+  if (!bfly::valid_weight(a[15])) bad |= 1u << 15;
+  if (!bfly::valid_weight(a[16])) bad |= 1u << 16;
+  if (!bfly::valid_weight(a[17])) bad |= 1u << 17;
+  if (!bfly::valid_weight(a[18])) bad |= 1u << 18;
+  if (!bfly::valid_weight(a[19])) bad |= 1u << 19;
+  if (!bfly::valid_weight(a[20])) bad |= 1u << 20;
+  if (!bfly::valid_weight(a[21])) bad |= 1u << 21;
+  if (!bfly::valid_weight(a[22])) bad |= 1u << 22;
+  if (!bfly::valid_weight(a[23])) bad |= 1u << 23;
+  if (!bfly::valid_weight(a[24])) bad |= 1u << 24;
+  if (!bfly::valid_weight(a[25])) bad |= 1u << 25;
+  if (!bfly::valid_weight(a[26])) bad |= 1u << 26;
+  if (!bfly::valid_weight(a[27])) bad |= 1u << 27;
+  if (!bfly::valid_weight(a[28])) bad |= 1u << 28;
+  if (!bfly::valid_weight(a[29])) bad |= 1u << 29;
+  if (!bfly::valid_weight(a[30])) bad |= 1u << 30;
+  if (!bfly::valid_weight(a[31])) bad |= 1u << 31;
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
@@ -270,14 +306,27 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
   // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  #pragma unroll 2
-  for (int b = 0; b < BLOCKS; ++b) {
-    T a[W];
-    load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad);
-    build_table(a, r);
-    running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+  // Two tiles take turns: the next block's loads are in flight while this block is built.
+  T a0[W], a1[W];
+  load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (0) * W + r);
+  for (int b = 0; b < BLOCKS; b += 2) {
+    if (b + 1 < BLOCKS) {
+      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
+    }
+    check_block(a0, bad);
+    build_table(a0, r);
+    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[b][threadIdx.x] = running;  // line 32
-  }  // for each block
+    if (b + 1 < BLOCKS) {
+      if (b + 2 < BLOCKS) {
+        load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 2) * W + r);
+      }
+      check_block(a1, bad);
+      build_table(a1, r);
+      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
+    }
+  }  // for each pair of blocks
 
   // ---- Which rows can be sampled (DESIGN.md section 6) ----
   // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).

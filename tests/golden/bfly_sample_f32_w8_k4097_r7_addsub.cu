@@ -41,17 +41,29 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
-// of row k, so the W lanes read W consecutive weights of one row. Every weight is checked here, once.
-__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, int column, unsigned int& bad) {
+// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.
+__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, int column) {
   const T* p = rows + column;
-  a[0] = 0 < rows_left ? p[0 * ld] : T(0); if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
-  a[1] = 1 < rows_left ? p[1 * ld] : T(0); if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
-  a[2] = 2 < rows_left ? p[2 * ld] : T(0); if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
-  a[3] = 3 < rows_left ? p[3 * ld] : T(0); if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
-  a[4] = 4 < rows_left ? p[4 * ld] : T(0); if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
-  a[5] = 5 < rows_left ? p[5 * ld] : T(0); if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
-  a[6] = 6 < rows_left ? p[6 * ld] : T(0); if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
-  a[7] = 7 < rows_left ? p[7 * ld] : T(0); if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
+  a[0] = 0 < rows_left ? p[0 * ld] : T(0);
+  a[1] = 1 < rows_left ? p[1 * ld] : T(0);
+  a[2] = 2 < rows_left ? p[2 * ld] : T(0);
+  a[3] = 3 < rows_left ? p[3 * ld] : T(0);
+  a[4] = 4 < rows_left ? p[4 * ld] : T(0);
+  a[5] = 5 < rows_left ? p[5 * ld] : T(0);
+  a[6] = 6 < rows_left ? p[6 * ld] : T(0);
+  a[7] = 7 < rows_left ? p[7 * ld] : T(0);
+}
+
+// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
+__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
+  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
+  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
+  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
+  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
+  if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
+  if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
+  if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
+  if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
@@ -144,14 +156,27 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   }
   running = remnant_total;
   // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  #pragma unroll 2
-  for (int b = 0; b < BLOCKS; ++b) {
-    T a[W];
-    load_block(a, rows, ld, rows_left, FIRST_BLOCK_COLUMN + b * W + r, bad);
-    build_table(a, r);
-    running += a[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[b / CHUNK_BLOCKS][threadIdx.x] = running;
-  }  // for each block
+  // Two tiles take turns: the next block's loads are in flight while this block is built.
+  T a0[W], a1[W];
+  load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (0) * W + r);
+  for (int b = 0; b < BLOCKS; b += 2) {
+    if (b + 1 < BLOCKS) {
+      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
+    }
+    check_block(a0, bad);
+    build_table(a0, r);
+    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[(b) / CHUNK_BLOCKS][threadIdx.x] = running;
+    if (b + 1 < BLOCKS) {
+      if (b + 2 < BLOCKS) {
+        load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 2) * W + r);
+      }
+      check_block(a1, bad);
+      build_table(a1, r);
+      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      if ((b + 1 + 1) % CHUNK_BLOCKS == 0 || b + 1 == BLOCKS - 1) running_total[(b + 1) / CHUNK_BLOCKS][threadIdx.x] = running;
+    }
+  }  // for each pair of blocks
 
   // ---- Which rows can be sampled (DESIGN.md section 6) ----
   // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).

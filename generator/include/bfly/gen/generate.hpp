@@ -12,8 +12,8 @@ namespace bfly::gen {
 // the ahead-of-time header and the CPU execution all compute grids from this one function.
 struct LaunchGeometry {
   int threads_per_cta = 0;   // blockDim.x; each thread draws for one row
-  int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry
-  int chunks = 0;            // shared-memory running totals per row
+  int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry (0: <= 1 block)
+  int chunks = 0;            // shared-memory running totals per row (0 for rows of at most one block)
   int static_shared_bytes = 0;
   long long grid_for_rows(long long M) const { return (M + threads_per_cta - 1) / threads_per_cta; }
 };
@@ -37,6 +37,15 @@ struct Source {
 // invalid_rows: null, or two counters the caller sets to {0, ~0ull}: the kernel adds the number of
 // invalid rows to [0] (atomicAdd) and lowers [1] to the first invalid row (atomicMin).
 // Grid: launch_geometry(spec).grid_for_rows(M) CTAs of threads_per_cta threads, no dynamic shared memory.
+//
+// Kernel ABI of operation `lda_z` (one thread per document; grid_for_rows(D) CTAs):
+//   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
+//                                             const long long* doc_offsets, const int* words, int* z, long long D,
+//                                             unsigned long long* invalid_tokens,
+//                                             unsigned long long seed, unsigned int iteration);
+// theta: D x K (row m: document m's topic weights); phi: V x K (row w: word w's weights); document m owns tokens
+// doc_offsets[m] .. doc_offsets[m + 1] - 1 with word ids words[t] < V; z[t] receives the topic of token t, or -1
+// when all its weights are zero. Uniform for token t: counter (t lo, t hi, 0, iteration).
 // Uniform for row r: Philox4x32-10, key (seed lo, seed hi), counter (r lo, r hi, 0, iteration).
 Source generate(const KernelSpec& spec);
 
