@@ -38,6 +38,9 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int BLOCKS = {};  // W x W blocks per row", spec.blocks());
   w.line("constexpr int FIRST_BLOCK_COLUMN = {};  // column of block 0{}", spec.first_block_column(),
          spec.padded() ? " (negative: leading zero weights pad the remnant)" : "");
+  if (spec.blocks() > 1)
+    w.line("constexpr int BLOCKS_IN_FLIGHT = {};  // blocks whose loads pass 1 issues before building the first",
+           geometry.blocks_in_flight);
   w.line("constexpr int CHUNK_BLOCKS = {};  // blocks per running total kept in shared memory",
          geometry.chunk_blocks);
   w.line("constexpr int CHUNKS = {};  // running totals per row in shared memory (Algorithm 9 searches them)",
@@ -204,31 +207,41 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     use("table", "0");
     return;
   }
-  const auto store = [&](const char* b) {
+  const auto store = [&](const std::string& b) {
     if (geometry.chunk_blocks == 1)
       w.line("running_total[{}][threadIdx.x] = running;  // line 32", b);
     else
       w.line("if (({0} + 1) % CHUNK_BLOCKS == 0 || {0} == BLOCKS - 1) "
              "running_total[({0}) / CHUNK_BLOCKS][threadIdx.x] = running;", b);
   };
+  // Loads of `count` blocks first, then their builds: count * W weights per lane are in flight together.
+  const auto group = [&](int count, const std::string& first) {
+    std::string tiles;
+    for (int u = 0; u < count; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
+    w.line("T {};", tiles);
+    for (int u = 0; u < count; ++u) {
+      const std::string b = u ? fmt::format("{} + {}", first, u) : first;
+      load(fmt::format("a{}", u).c_str(), b.c_str());
+    }
+    for (int u = 0; u < count; ++u) {
+      const std::string b = u ? fmt::format("{} + {}", first, u) : first;
+      use(fmt::format("a{}", u).c_str(), b.c_str());
+      store(b);
+    }
+  };
+  const int in_flight = geometry.blocks_in_flight;
+  const int full = spec.blocks() - spec.blocks() % in_flight;
   w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
-  w.line("// Two tiles take turns: the next block's loads are in flight while this block is built.");
-  w.line("T a0[W], a1[W];");
-  load("a0", "0");
-  auto loop = w.scope("for (int b = 0; b < BLOCKS; b += 2)", "for each pair of blocks");
-  {
-    auto next = w.scope("if (b + 1 < BLOCKS)");
-    load("a1", "b + 1");
+  w.line("// BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.");
+  if (full > 0) {
+    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full),
+                        "for each group of blocks");
+    group(in_flight, "b");
   }
-  use("a0", "b");
-  store("b");
-  auto odd = w.scope("if (b + 1 < BLOCKS)");
-  {
-    auto next = w.scope("if (b + 2 < BLOCKS)");
-    load("a0", "b + 2");
+  if (full < spec.blocks()) {
+    auto tail = w.scope("", "the last blocks");
+    group(spec.blocks() - full, std::to_string(full));
   }
-  use("a1", "b + 1");
-  store("b + 1");
 }
 
 void shared_memory(const KernelSpec& spec, CodeWriter& w) {

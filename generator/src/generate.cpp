@@ -21,6 +21,9 @@ namespace {
 
 constexpr int kThreadsPerCta = 128;
 constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
+// Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
+// beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
+constexpr int kBlocksInFlight = 2;
 constexpr std::string_view kSampleSkeleton = "bfly/sample_kernel.skeleton.cuh";
 constexpr std::string_view kLdaZSkeleton = "bfly/lda_z_kernel.skeleton.cuh";
 
@@ -62,6 +65,7 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
+  g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
   return g;
 }
 

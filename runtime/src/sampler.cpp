@@ -54,7 +54,7 @@ gen::KernelSpec Sampler::choose_spec(int K, gen::ElementType type, const Sampler
   gen::KernelSpec spec;
   spec.K = K;
   spec.type = type;
-  spec.W = K >= 32 ? 32 : K >= 16 ? 16 : K >= 8 ? 8 : 4;
+  spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
   if (options.W) spec.W = *options.W;
   spec.variant = options.variant.value_or(gen::Variant::addsub);
   spec.R = options.R.value_or(std::min(8, spec.W - 1));

@@ -18,6 +18,7 @@ constexpr int K = 71;  // categories per row
 constexpr int REMNANT = 7;  // K mod W leading columns, searched linearly (REMNANT <= R = 7)
 constexpr int BLOCKS = 8;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = 7;  // column of block 0
+constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 8;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 128;  // threads per CTA, one per document
@@ -183,27 +184,20 @@ bfly_lda_z_f32_w8_k71_r7_addsub(const float* __restrict__ theta, long long ld_th
     }
     running = remnant_total;
     // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-    // Two tiles take turns: the next block's loads are in flight while this block is built.
-    T a0[W], a1[W];
-    load_phi(a0, phi, ld_phi, c_warp, 0, r);
-    for (int b = 0; b < BLOCKS; b += 2) {
-      if (b + 1 < BLOCKS) {
-        load_phi(a1, phi, ld_phi, c_warp, b + 1, r);
-      }
+    // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+    for (int b = 0; b < 8; b += BLOCKS_IN_FLIGHT) {
+      T a0[W], a1[W];
+      load_phi(a0, phi, ld_phi, c_warp, b, r);
+      load_phi(a1, phi, ld_phi, c_warp, b + 1, r);
       multiply_theta(a0, theta_local, b);
       build_table(a0, r);
       running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
-      if (b + 1 < BLOCKS) {
-        if (b + 2 < BLOCKS) {
-          load_phi(a0, phi, ld_phi, c_warp, b + 2, r);
-        }
-        multiply_theta(a1, theta_local, b + 1);
-        build_table(a1, r);
-        running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-        running_total[b + 1][threadIdx.x] = running;  // line 32
-      }
-    }  // for each pair of blocks
+      multiply_theta(a1, theta_local, b + 1);
+      build_table(a1, r);
+      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
+    }  // for each group of blocks
 
     const T total = running;
     const bool valid = c >= 0 && bfly::valid_total(total);

@@ -18,6 +18,7 @@ constexpr int K = 10;  // categories per row
 constexpr int REMNANT = 2;  // K mod W leading columns, searched linearly (REMNANT <= R = 3)
 constexpr int BLOCKS = 2;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = 2;  // column of block 0
+constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 2;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 128;  // threads per CTA, one per row
@@ -124,27 +125,20 @@ bfly_sample_f32_w4_k10_r3_addsub(const float* __restrict__ weights, long long M,
   }
   running = remnant_total;
   // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  // Two tiles take turns: the next block's loads are in flight while this block is built.
-  T a0[W], a1[W];
-  load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (0) * W + r);
-  for (int b = 0; b < BLOCKS; b += 2) {
-    if (b + 1 < BLOCKS) {
-      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    }
+  // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+  for (int b = 0; b < 2; b += BLOCKS_IN_FLIGHT) {
+    T a0[W], a1[W];
+    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
+    load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
     check_block(a0, bad);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[b][threadIdx.x] = running;  // line 32
-    if (b + 1 < BLOCKS) {
-      if (b + 2 < BLOCKS) {
-        load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 2) * W + r);
-      }
-      check_block(a1, bad);
-      build_table(a1, r);
-      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-      running_total[b + 1][threadIdx.x] = running;  // line 32
-    }
-  }  // for each pair of blocks
+    check_block(a1, bad);
+    build_table(a1, r);
+    running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    running_total[b + 1][threadIdx.x] = running;  // line 32
+  }  // for each group of blocks
 
   // ---- Which rows can be sampled (DESIGN.md section 6) ----
   // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).

@@ -18,6 +18,7 @@ constexpr int K = 71;  // categories per row
 constexpr int REMNANT = 0;  // the K mod W = 7 leading columns are padded to block 0 (> R = 0)
 constexpr int BLOCKS = 9;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = -1;  // column of block 0 (negative: leading zero weights pad the remnant)
+constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 9;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 128;  // threads per CTA, one per row
@@ -147,27 +148,28 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
   // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  // Two tiles take turns: the next block's loads are in flight while this block is built.
-  T a0[W], a1[W];
-  load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (0) * W + r);
-  for (int b = 0; b < BLOCKS; b += 2) {
-    if (b + 1 < BLOCKS) {
-      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    }
+  // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+  for (int b = 0; b < 8; b += BLOCKS_IN_FLIGHT) {
+    T a0[W], a1[W];
+    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
+    load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
     check_block(a0, bad);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[b][threadIdx.x] = running;  // line 32
-    if (b + 1 < BLOCKS) {
-      if (b + 2 < BLOCKS) {
-        load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 2) * W + r);
-      }
-      check_block(a1, bad);
-      build_table(a1, r);
-      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-      running_total[b + 1][threadIdx.x] = running;  // line 32
-    }
-  }  // for each pair of blocks
+    check_block(a1, bad);
+    build_table(a1, r);
+    running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    running_total[b + 1][threadIdx.x] = running;  // line 32
+  }  // for each group of blocks
+  {
+    T a0[W];
+    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (8) * W + r);
+    check_block(a0, bad);
+    build_table(a0, r);
+    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    running_total[8][threadIdx.x] = running;  // line 32
+  }  // the last blocks
 
   // ---- Which rows can be sampled (DESIGN.md section 6) ----
   // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).

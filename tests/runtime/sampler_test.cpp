@@ -31,7 +31,7 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(Sampler::choose_spec(16, gen::ElementType::f32, none).W, 16);
   EXPECT_EQ(Sampler::choose_spec(31, gen::ElementType::f32, none).W, 16);
   const gen::KernelSpec big = Sampler::choose_spec(1000, gen::ElementType::f64, none);
-  EXPECT_EQ(big.W, 32);
+  EXPECT_EQ(big.W, 16);
   EXPECT_EQ(big.R, 8);
   EXPECT_EQ(big.variant, gen::Variant::addsub);
   EXPECT_EQ(big.type, gen::ElementType::f64);

@@ -220,7 +220,7 @@ TEST_F(BflyGen, GenerateIsByteIdenticalAndWritesOnlyWhenChanged) {
   const Result other = bfly_gen("generate --K 1000 -o " + quote(header.string()));
   ASSERT_EQ(other.status, 0) << other.err;
   EXPECT_NE(read_file(header), first.out);
-  EXPECT_NE(read_file(header).find("bfly_sample_f32_w32_k1000_r8_addsub_launch("), std::string::npos);
+  EXPECT_NE(read_file(header).find("bfly_sample_f32_w16_k1000_r8_addsub_launch("), std::string::npos);
 }
 
 TEST_F(BflyGen, GenerateWritesAGuardedHeaderWithALaunchFunction) {
@@ -324,7 +324,7 @@ TEST_F(BflyGen, GeneratedHeaderRunsOnTheCpuAfterLockstep) {
              "  w[3 * K + 50] = -1.0f;                                        // row 3: invalid\n"
              "  std::vector<int> out(M, -2);\n"
              "  unsigned long long invalid[2] = {0, ~0ull};\n"
-             "  bfly::lockstep::launch(bfly_sample_f32_w32_k100_r8_addsub, dim3(2), dim3(128), w.data(), M, K,\n"
+             "  bfly::lockstep::launch(bfly_sample_f32_w16_k100_r8_addsub, dim3(2), dim3(128), w.data(), M, K,\n"
              "                         out.data(), invalid, 42ull, 0u);\n"
              "  long long wrong = 0;\n"
              "  for (long long r = 0; r < M; ++r) wrong += out[r] != (r == 3 ? -1 : int((r * 7) % K));\n"
@@ -357,7 +357,7 @@ TEST_F(BflyGen, ShowAcceptsAKernelNameOrFlags) {
 }
 
 TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
-  // Without --W, --remnant, --type, --variant: the widest W <= K, R = min(8, W - 1), f32, addsub.
+  // Without --W, --remnant, --type, --variant: Sampler::choose_spec (W = 8 for K = 12), R = min(8, W - 1).
   const Result r = bfly_gen("show --K 12");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("bfly_sample_f32_w8_k12_r7_addsub("), std::string::npos);
@@ -369,17 +369,17 @@ TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
 TEST_F(BflyGen, InspectCompilesThroughTheCacheAndCacheListsAndClears) {
   const Result cold = bfly_gen("inspect --K 64 --arch sm_90");
   ASSERT_EQ(cold.status, 0) << cold.err;
-  for (const char* field : {"bfly_sample_f32_w32_k64_r8_addsub", "registers", "spills", "local memory",
+  for (const char* field : {"bfly_sample_f32_w16_k64_r8_addsub", "registers", "spills", "local memory",
                             "shared memory", "cache entry", "miss, compiled now"})
     EXPECT_NE(cold.out.find(field), std::string::npos) << field << "\n" << cold.out;
-  const Result warm = bfly_gen("inspect bfly_sample_f32_w32_k64_r8_addsub --arch sm_90");
+  const Result warm = bfly_gen("inspect bfly_sample_f32_w16_k64_r8_addsub --arch sm_90");
   ASSERT_EQ(warm.status, 0) << warm.err;
   EXPECT_NE(warm.out.find("disk hit"), std::string::npos) << warm.out;
 
   const Result list = bfly_gen("cache list");
   ASSERT_EQ(list.status, 0) << list.err;
   EXPECT_NE(list.out.find("1 entries"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("bfly_sample_f32_w32_k64_r8_addsub_sm90"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("bfly_sample_f32_w16_k64_r8_addsub_sm90"), std::string::npos) << list.out;
   const Result clear = bfly_gen("cache clear");
   ASSERT_EQ(clear.status, 0) << clear.err;
   EXPECT_NE(clear.out.find("removed 1 entries"), std::string::npos) << clear.out;

@@ -35,7 +35,7 @@ const std::string kKHelp =
                 gen::KernelSpec::kMaxK);
 const std::vector<Flag> kSpecFlags = {
     {"--K", "N", kKHelp},
-    {"--W", "N", "lanes per group: 4, 8, 16 or 32 (default: the widest W <= K, as bfly::rt::Sampler picks)"},
+    {"--W", "N", "lanes per group: 4, 8, 16 or 32 (default: what bfly::rt::Sampler::choose_spec picks for K)"},
     {"--remnant", "R", "largest remnant (K mod W) searched linearly, 0 .. W-1; larger ones are padded "
                        "(default: min(8, W-1))"},
     {"--type", "T", "element type of weights and sums: f32 or f64 (default f32)"},

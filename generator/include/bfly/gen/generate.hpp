@@ -15,6 +15,7 @@ struct LaunchGeometry {
   int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry (0: <= 1 block)
   int chunks = 0;            // shared-memory running totals per row (0 for rows of at most one block)
   int static_shared_bytes = 0;
+  int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
   long long grid_for_rows(long long M) const { return (M + threads_per_cta - 1) / threads_per_cta; }
 };
 LaunchGeometry launch_geometry(const KernelSpec& spec);

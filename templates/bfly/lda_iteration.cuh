@@ -1,0 +1,278 @@
+// The rest of an uncollapsed Gibbs iteration of LDA on the GPU, after the z-step (bfly::rt::LdaIteration):
+// topic counts from z, theta and phi from the counts (posterior means or Dirichlet draws), and the collapsed
+// log-likelihood. Formulas and random streams are those of the CPU reference (tools/bfly-lda/reference.hpp):
+//   theta[m, k] = (n_dk + alpha) / (N_d + K alpha)     or  g / sum_k g,  g ~ Gamma(n_dk + alpha)
+//   phi[w, k]   = (n_wk + beta) / (n_k + V beta)       or  g / sum_w g,  g ~ Gamma(n_wk + beta)
+//   gamma draw of element e: Philox(seed; e lo, e hi, stream << 24 | attempt, iteration), stream 1 theta, 2 phi
+//   LL = sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha))]
+//      + sum_k [lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta))]
+// Every sum is formed in a fixed order (per-block partials, reduced by one block), so results do not depend on
+// timing: a run is reproducible and resumes exactly. The runtime compiles this file through NVRTC with one
+// instantiation line per element type (BFLY_LDA_ITERATION_KERNELS below).
+#ifndef BFLY_LDA_ITERATION_CUH
+#define BFLY_LDA_ITERATION_CUH
+
+#include "bfly/philox.cuh"
+
+namespace bfly {
+namespace lda {
+
+constexpr unsigned int kStreamTheta = 1, kStreamPhi = 2;  // as in tools/bfly-lda/reference.hpp
+constexpr unsigned int kFullMask = 0xffffffffu;
+constexpr int kWarpsPerBlock = 8;  // launch with blockDim.x = 256: one warp per document or word row
+constexpr int kReduceThreads = 256;
+
+// A uniform in the open interval (0, 1) from 32 random bits, for logarithms.
+__device__ __forceinline__ double open_uniform(unsigned int bits) {
+  return (static_cast<double>(bits) + 0.5) * 2.3283064365386962890625e-10;
+}
+
+// Gamma(shape, 1) (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)), the CPU reference's gamma_draw
+// line for line, so both draw the same variates up to the last bits of log, pow, sqrt and cos.
+__device__ double gamma_draw(double shape, unsigned long long seed, unsigned long long index, unsigned int stream,
+                             unsigned int iteration) {
+  const unsigned int key0 = static_cast<unsigned int>(seed), key1 = static_cast<unsigned int>(seed >> 32);
+  const unsigned int index_lo = static_cast<unsigned int>(index), index_hi = static_cast<unsigned int>(index >> 32);
+  double boost = 1.0;
+  if (shape < 1.0) {
+    const Philox4x32 r = philox4x32_10(Philox4x32{{index_lo, index_hi, stream << 24, iteration}}, key0, key1);
+    boost = pow(open_uniform(r.v[3]), 1.0 / shape);
+    shape += 1.0;
+  }
+  const double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (unsigned int attempt = 0; attempt < (1u << 24); ++attempt) {
+    const Philox4x32 r =
+        philox4x32_10(Philox4x32{{index_lo, index_hi, (stream << 24) | attempt, iteration}}, key0, key1);
+    // Box-Muller normal from two words, acceptance uniform from the third.
+    const double x = sqrt(-2.0 * log(open_uniform(r.v[0]))) *
+                     cos(6.283185307179586476925 * (static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10));
+    const double t = 1.0 + c * x;
+    if (t <= 0.0) continue;
+    const double v = t * t * t;
+    if (log(open_uniform(r.v[2])) < 0.5 * x * x + d - d * v + d * log(v)) return d * v * boost;
+  }
+  return d * boost;
+}
+
+// The sum over a warp, the same value in every lane (a fixed butterfly order).
+__device__ __forceinline__ double warp_sum(double x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(kFullMask, x, offset);
+  return x;
+}
+
+// The sum over the block (blockDim.x a multiple of 32, at most 1024), valid in thread 0; warps in order.
+__device__ __forceinline__ double block_sum(double x) {
+  __shared__ double warp_totals[32];
+  x = warp_sum(x);
+  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  if (threadIdx.x % 32 == 0) warp_totals[warp] = x;
+  __syncthreads();
+  double total = 0;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < warps; ++i) total += warp_totals[i];
+  __syncthreads();  // warp_totals may be reused by a later call
+  return total;
+}
+
+// Sets n ints to 0 (grid-stride).
+__device__ __forceinline__ void fill_zero(int* data, long long n) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) data[i] = 0;
+}
+
+// Counts of z: one warp per document (grid-stride), lanes over its tokens. n_dk and n_wk by global atomics (one
+// warp owns a document row, so its atomics rarely collide); n_k in a shared-memory histogram per block when
+// `shared_topics` (K ints of dynamic shared memory), flushed once per block. Topics outside [0, K) are counted in
+// bad[0] and skipped.
+__device__ __forceinline__ void count_topics(const long long* doc_offsets, const int* words, const int* z, long long D,
+                                             int K, int* n_dk, int* n_wk, int* n_k, unsigned long long* bad,
+                                             int shared_topics) {
+  extern __shared__ int topic_histogram[];
+  if (shared_topics) {
+    for (int k = threadIdx.x; k < K; k += blockDim.x) topic_histogram[k] = 0;
+    __syncthreads();
+  }
+  const int lane = threadIdx.x % 32;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long m = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; m < D; m += warps) {
+    const long long end = doc_offsets[m + 1];
+    int* const row = n_dk + m * K;
+    for (long long t = doc_offsets[m] + lane; t < end; t += 32) {
+      const int k = z[t];
+      if (k < 0 || k >= K) {
+        atomicAdd(bad, 1ull);
+        continue;
+      }
+      atomicAdd(row + k, 1);
+      atomicAdd(n_wk + static_cast<long long>(words[t]) * K + k, 1);
+      if (shared_topics) atomicAdd(topic_histogram + k, 1);
+      else atomicAdd(n_k + k, 1);
+    }
+  }
+  if (shared_topics) {
+    __syncthreads();
+    for (int k = threadIdx.x; k < K; k += blockDim.x)
+      if (topic_histogram[k] != 0) atomicAdd(n_k + k, topic_histogram[k]);
+  }
+}
+
+// theta from n_dk, one warp per document (grid-stride), and the documents' log-likelihood terms: block b writes
+// its partial sum to ll_partials[b]. `draw`: Dirichlet draws (two passes over the gamma variates, the second
+// recomputing them, so no scratch is needed); a row whose gamma sum is not positive and finite falls back to the
+// mean, as on the CPU.
+template <typename T>
+__device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, int K, const int* n_dk,
+                                               double alpha, int draw, unsigned long long seed,
+                                               unsigned int iteration, T* theta, double* ll_partials) {
+  const int lane = threadIdx.x % 32;
+  const double lgamma_alpha = lgamma(alpha), lgamma_k_alpha = lgamma(static_cast<double>(K) * alpha);
+  double ll = 0;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long m = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; m < D; m += warps) {
+    const int* const n = n_dk + m * K;
+    T* const row = theta + m * K;
+    const double length = static_cast<double>(doc_offsets[m + 1] - doc_offsets[m]);
+    if (lane == 0) ll += lgamma_k_alpha - lgamma(length + static_cast<double>(K) * alpha);
+    for (int k = lane; k < K; k += 32)
+      if (n[k] != 0) ll += lgamma(n[k] + alpha) - lgamma_alpha;
+    if (draw) {
+      double sum = 0;
+      for (int k = lane; k < K; k += 32)
+        sum += gamma_draw(n[k] + alpha, seed, static_cast<unsigned long long>(m) * K + k, kStreamTheta, iteration);
+      sum = warp_sum(sum);
+      if (sum > 0 && isfinite(sum)) {
+        for (int k = lane; k < K; k += 32)
+          row[k] = static_cast<T>(
+              gamma_draw(n[k] + alpha, seed, static_cast<unsigned long long>(m) * K + k, kStreamTheta, iteration) /
+              sum);
+        continue;
+      }
+    }
+    const double denominator = length + static_cast<double>(K) * alpha;
+    for (int k = lane; k < K; k += 32) row[k] = static_cast<T>((n[k] + alpha) / denominator);
+  }
+  ll = block_sum(ll);
+  if (threadIdx.x == 0) ll_partials[blockIdx.x] = ll;
+}
+
+// The words' log-likelihood terms of n_wk, one warp per word row; block b writes ll_partials[b]. With `phi`
+// non-null, also phi as posterior means; with `gammas` non-null, instead the gamma variates of the draws (in
+// double, normalised by column later: column_partials, column_finish, normalize_phi).
+template <typename T>
+__device__ __forceinline__ void estimate_phi(long long V, int K, const int* n_wk, const int* n_k, double beta,
+                                             unsigned long long seed, unsigned int iteration, T* phi, double* gammas,
+                                             double* ll_partials) {
+  const int lane = threadIdx.x % 32;
+  const double lgamma_beta = lgamma(beta), v_beta = static_cast<double>(V) * beta;
+  double ll = 0;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long w = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; w < V; w += warps) {
+    const int* const n = n_wk + w * K;
+    for (int k = lane; k < K; k += 32) {
+      const int count = n[k];
+      if (count != 0) ll += lgamma(count + beta) - lgamma_beta;
+      if (phi != nullptr) phi[w * K + k] = static_cast<T>((count + beta) / (static_cast<double>(n_k[k]) + v_beta));
+      if (gammas != nullptr)
+        gammas[w * K + k] =
+            gamma_draw(count + beta, seed, static_cast<unsigned long long>(w) * K + k, kStreamPhi, iteration);
+    }
+  }
+  ll = block_sum(ll);
+  if (threadIdx.x == 0) ll_partials[blockIdx.x] = ll;
+}
+
+// Column sums of a V x K double matrix, stage 1: block (x, y) of 32 x 8 threads sums rows
+// [y * rows_per_chunk, (y + 1) * rows_per_chunk) of columns 32 x .. 32 x + 31 into partial[y * K + k].
+__device__ __forceinline__ void column_partials(const double* g, long long V, int K, long long rows_per_chunk,
+                                                double* partial) {
+  __shared__ double sums[8][33];
+  const int k = blockIdx.x * 32 + threadIdx.x;
+  const long long first = static_cast<long long>(blockIdx.y) * rows_per_chunk;
+  const long long last = min(V, first + rows_per_chunk);
+  double sum = 0;
+  if (k < K)
+    for (long long w = first + threadIdx.y; w < last; w += 8) sum += g[w * K + k];
+  sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && k < K) {
+    double total = 0;
+    for (int i = 0; i < 8; ++i) total += sums[i][threadIdx.x];
+    partial[static_cast<long long>(blockIdx.y) * K + k] = total;
+  }
+}
+
+// Stage 2: sum[k] = partial[0 * K + k] + partial[1 * K + k] + ... in chunk order.
+__device__ __forceinline__ void column_finish(const double* partial, int chunks, int K, double* sum) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= K) return;
+  double total = 0;
+  for (int c = 0; c < chunks; ++c) total += partial[static_cast<long long>(c) * K + k];
+  sum[k] = total;
+}
+
+// phi[w, k] = g[w, k] / sum[k] (grid-stride).
+template <typename T>
+__device__ __forceinline__ void normalize_phi(const double* g, long long V, int K, const double* sum, T* phi) {
+  const long long n = V * K, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    phi[i] = static_cast<T>(g[i] / sum[i % K]);
+}
+
+// The log-likelihood: the partials of the theta and phi kernels in order, plus the topics' terms; one block of
+// kReduceThreads threads; result[0] receives the total.
+__device__ __forceinline__ void finish_log_likelihood(const double* partials, int count, const int* n_k, int K,
+                                                      long long V, double beta, double* result) {
+  const double v_beta = static_cast<double>(V) * beta, lgamma_v_beta = lgamma(v_beta);
+  double sum = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+  for (int k = threadIdx.x; k < K; k += blockDim.x) sum += lgamma_v_beta - lgamma(static_cast<double>(n_k[k]) + v_beta);
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) result[0] = sum;
+}
+
+}  // namespace lda
+}  // namespace bfly
+
+// The type-free entry points; instantiate once per module.
+#define BFLY_LDA_ITERATION_COMMON_KERNELS()                                                                         \
+  extern "C" __global__ void bfly_lda_zero(int* data, long long n) { bfly::lda::fill_zero(data, n); }               \
+  extern "C" __global__ void bfly_lda_count(const long long* doc_offsets, const int* words, const int* z,           \
+                                            long long D, int K, int* n_dk, int* n_wk, int* n_k,                     \
+                                            unsigned long long* bad, int shared_topics) {                           \
+    bfly::lda::count_topics(doc_offsets, words, z, D, K, n_dk, n_wk, n_k, bad, shared_topics);                      \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_phi_gammas(long long V, int K, const int* n_wk, const int* n_k, double beta,  \
+                                                 unsigned long long seed, unsigned int iteration, double* gammas,   \
+                                                 double* ll_partials) {                                             \
+    bfly::lda::estimate_phi<float>(V, K, n_wk, n_k, beta, seed, iteration, nullptr, gammas, ll_partials);           \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_column_partials(const double* g, long long V, int K, long long rows_per_chunk, \
+                                                      double* partial) {                                            \
+    bfly::lda::column_partials(g, V, K, rows_per_chunk, partial);                                                   \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_column_finish(const double* partial, int chunks, int K, double* sum) {        \
+    bfly::lda::column_finish(partial, chunks, K, sum);                                                              \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_finish_ll(const double* partials, int count, const int* n_k, int K,           \
+                                                long long V, double beta, double* result) {                         \
+    bfly::lda::finish_log_likelihood(partials, count, n_k, K, V, beta, result);                                     \
+  }
+
+// The entry points of element type T (float or double), named with `tag` (f32 or f64).
+#define BFLY_LDA_ITERATION_TYPED_KERNELS(T, tag)                                                                    \
+  extern "C" __global__ void bfly_lda_theta_##tag(const long long* doc_offsets, long long D, int K, const int* n_dk, \
+                                                  double alpha, int draw, unsigned long long seed,                  \
+                                                  unsigned int iteration, T* theta, double* ll_partials) {          \
+    bfly::lda::estimate_theta<T>(doc_offsets, D, K, n_dk, alpha, draw, seed, iteration, theta, ll_partials);        \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_phi_mean_##tag(long long V, int K, const int* n_wk, const int* n_k,           \
+                                                     double beta, T* phi, double* ll_partials) {                    \
+    bfly::lda::estimate_phi<T>(V, K, n_wk, n_k, beta, 0ull, 0u, phi, nullptr, ll_partials);                          \
+  }                                                                                                                 \
+  extern "C" __global__ void bfly_lda_normalize_phi_##tag(const double* g, long long V, int K, const double* sum,    \
+                                                          T* phi) {                                                 \
+    bfly::lda::normalize_phi<T>(g, V, K, sum, phi);                                                                 \
+  }
+
+#endif  // BFLY_LDA_ITERATION_CUH
