@@ -56,7 +56,9 @@ gen::KernelSpec Sampler::choose_spec(int K, gen::ElementType type, const Sampler
   spec.type = type;
   spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
   if (options.W) spec.W = *options.W;
-  spec.variant = options.variant.value_or(gen::Variant::addsub);
+  // addsub (the paper's faster build) for f32; for f64 the swap build matched or beat it at every K of the H100
+  // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).
+  spec.variant = options.variant.value_or(type == gen::ElementType::f64 ? gen::Variant::swap : gen::Variant::addsub);
   spec.R = options.R.value_or(std::min(8, spec.W - 1));
   spec.operation = gen::Operation::sample;
   spec.validate();

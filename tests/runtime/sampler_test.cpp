@@ -33,7 +33,8 @@ TEST(Sampler, ChooseSpecRule) {
   const gen::KernelSpec big = Sampler::choose_spec(1000, gen::ElementType::f64, none);
   EXPECT_EQ(big.W, 16);
   EXPECT_EQ(big.R, 8);
-  EXPECT_EQ(big.variant, gen::Variant::addsub);
+  EXPECT_EQ(big.variant, gen::Variant::swap) << "f64 takes the swap build";
+  EXPECT_EQ(Sampler::choose_spec(1000, gen::ElementType::f32, none).variant, gen::Variant::addsub);
   EXPECT_EQ(big.type, gen::ElementType::f64);
   EXPECT_EQ(big.K, 1000);
   EXPECT_EQ(Sampler::choose_spec(5, gen::ElementType::f32, none).R, 3) << "R clamped to W - 1";

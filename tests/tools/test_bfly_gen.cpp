@@ -300,7 +300,7 @@ TEST_F(BflyGen, LdaZHeaderCompilesWithNvcc) {
              "#include \"lda.cuh\"\n"
              "cudaError_t step(const double* theta, const double* phi, const long long* offsets, const int* words,\n"
              "                 int* z, long long D) {\n"
-             "  return bfly_lda_z_f64_w16_k256_r8_addsub_launch(theta, 256, phi, 256, offsets, words, z, D, nullptr,\n"
+             "  return bfly_lda_z_f64_w16_k256_r8_swap_launch(theta, 256, phi, 256, offsets, words, z, D, nullptr,\n"
              "                                                  1, 0);\n"
              "}\n");
   const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +

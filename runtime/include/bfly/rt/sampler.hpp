@@ -58,7 +58,7 @@ class Sampler {
   // The spec used for K and type under `options`. Rule, from the H100 sweep in bench/results (2026-11-22):
   // W = 16 for K >= 16 (the steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about
   // twice the registers and ran erratically for K not a multiple of 32), 8 for K >= 8, else 4; variant addsub
-  // (the paper's faster build); R = min(8, W - 1), so remnants
+  // for f32 (the paper's faster build) and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants
   // of up to 8 leading elements are searched linearly and larger ones padded. Forced fields replace the chosen
   // ones; the result is validated (bfly::Error names a bad forced value).
   static gen::KernelSpec choose_spec(int K, gen::ElementType type, const SamplerOptions& options);
