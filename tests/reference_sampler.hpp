@@ -1,14 +1,41 @@
-// The plain reference sampler of DESIGN.md section 6 (prefix sums in long double, smallest j with u' < P[j])
-// and the draw-for-draw comparison of a kernel's output against it, shared by the CPU and GPU tests.
+// The plain reference sampler of DESIGN.md section 6 (prefix sums in long double, smallest j with u' < P[j]),
+// the draw-for-draw comparison of a kernel's output against it, and the seed of the tests' random inputs.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
+// The uniforms of the kernels: the same Philox text the GPU compiles, here as plain C++.
+#ifndef __device__
+#define BFLY_REFERENCE_DEFINED_DEVICE
+#define __device__
+#define __forceinline__ inline
+#endif
+#include "bfly/philox.cuh"
+#ifdef BFLY_REFERENCE_DEFINED_DEVICE
+#undef __device__
+#undef __forceinline__
+#undef BFLY_REFERENCE_DEFINED_DEVICE
+#endif
+
 namespace bfly::test {
+
+// The seed of this run's random inputs: BFLY_TEST_SEED, else fresh; printed once so a failure can be replayed.
+inline unsigned long long run_seed() {
+  static const unsigned long long seed = [] {
+    const char* env = std::getenv("BFLY_TEST_SEED");
+    const unsigned long long s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("random inputs from BFLY_TEST_SEED=%llu\n", s);
+    return s;
+  }();
+  return seed;
+}
 
 // The reference for one row: -1 for an invalid row, else the category and the scaled uniform it used.
 template <typename T>

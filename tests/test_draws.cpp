@@ -15,12 +15,6 @@
 #include <string>
 #include <vector>
 
-// The uniforms of the kernels: the same Philox text, compiled for the CPU.
-#define __device__
-#define __forceinline__ inline
-#include "bfly/philox.cuh"
-#undef __device__
-#undef __forceinline__
 
 namespace {
 
@@ -46,16 +40,6 @@ const char* name_of(Input input) {
   }
 }
 
-// The seed of this run's random inputs: BFLY_TEST_SEED, else fresh; printed so a failure can be replayed.
-unsigned long long run_seed() {
-  static const unsigned long long seed = [] {
-    const char* env = std::getenv("BFLY_TEST_SEED");
-    const unsigned long long s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("draw tests: inputs from BFLY_TEST_SEED=%llu\n", s);
-    return s;
-  }();
-  return seed;
-}
 
 template <typename T>
 std::vector<T> make_weights(Input input, int K, long long ld, std::mt19937_64& rng) {
@@ -97,7 +81,7 @@ template <typename T>
 void check_kernel(const CpuKernel& kernel, Counts& counts) {
   const KernelSpec& spec = kernel.spec;
   const long long ld = spec.K + 3;
-  std::mt19937_64 rng(run_seed() ^ std::hash<std::string_view>{}(kernel.name));
+  std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   for (Input input : kInputs) {
     SCOPED_TRACE(std::string(kernel.name) + " input " + name_of(input));
     const std::vector<T> w = make_weights<T>(input, spec.K, ld, rng);

@@ -14,11 +14,6 @@
 #include <string>
 #include <vector>
 
-#define __device__
-#define __forceinline__ inline
-#include "bfly/philox.cuh"
-#undef __device__
-#undef __forceinline__
 
 namespace {
 
@@ -29,21 +24,12 @@ constexpr long long kDocs = 131;  // two 128-thread CTAs, not a multiple of any 
 constexpr int kVocabulary = 37;
 constexpr int kPoison = 0x7eadbeef;
 
-unsigned long long run_seed() {
-  static const unsigned long long seed = [] {
-    const char* env = std::getenv("BFLY_TEST_SEED");
-    const unsigned long long s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("lda_z tests: inputs from BFLY_TEST_SEED=%llu\n", s);
-    return s;
-  }();
-  return seed;
-}
 
 template <typename T>
 void check_lda_kernel(const CpuLdaKernel& kernel, long long& tokens_checked, long long& boundary_total) {
   const int K = kernel.spec.K;
   const long long ld_theta = K + 1, ld_phi = K + 2;
-  std::mt19937_64 rng(run_seed() ^ std::hash<std::string_view>{}(kernel.name));
+  std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   std::uniform_real_distribution<double> unit(0.0, 1.0);
 
   std::vector<long long> offsets{0};
