@@ -135,6 +135,20 @@ TEST(KernelCache, LevelsAndCounters) {
   EXPECT_EQ(second.stats().builds, 0u);
 }
 
+// A kernel that is not a generated spec (the LDA iteration's, a test's checker) is cached on disk like the rest.
+TEST(KernelCache, KernelsWithoutASpecNameRoundTripThroughDisk) {
+  gen::Source source;
+  source.kernel_name = "bfly_helper_kernels";
+  source.text = "extern \"C\" __global__ void helper(int* x) { x[threadIdx.x] = 1; }\n";
+  auto storage = std::make_unique<MemoryStorage>();
+  MemoryStorage& disk = *storage;
+  KernelCache first(std::move(storage));
+  EXPECT_EQ(first.get(source, kSm90).level, CacheLevel::built);
+  KernelCache second(std::make_unique<MemoryStorage>(disk));
+  EXPECT_EQ(second.get(source, kSm90).level, CacheLevel::disk);
+  EXPECT_EQ(second.stats().disk_rejected, 0u);
+}
+
 // By spec: the first call generates and compiles; later calls find the kernel by the remembered key, and the
 // source-keyed entry is the same one.
 TEST(KernelCache, GetBySpecRemembersTheKey) {

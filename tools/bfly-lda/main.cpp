@@ -1,6 +1,7 @@
 // bfly-lda: trains an LDA topic model with the uncollapsed Gibbs sampler of Steele & Tristan (2019), Section 4.
 // Exit status: 0 success, 2 bad arguments or a bad input file or checkpoint, 1 anything else.
 #include "corpus.hpp"
+#include "gpu_engine.hpp"
 #include "reference.hpp"
 #include "trainer.hpp"
 
@@ -48,12 +49,18 @@ const std::vector<Flag> kFlags = {
     {"--seed", "N", "seed of every random draw (default 1)"},
     {"--type", "f32|f64", "element type of theta, phi and the z-step sums (default f32)"},
     {"--threads", "N", "CPU threads (default: all cores, at most 16); never changes the results"},
+    {"--device", "cpu|gpu|auto", "where iterations run (default auto: the GPU when one can be used)"},
+    {"--gpu-w", "W", "--device gpu: butterfly width of the z-step kernel, 4, 8, 16 or 32 (default: chosen)"},
+    {"--gpu-variant", "swap|addsub", "--device gpu: butterfly variant of the z-step kernel (default: chosen)"},
     {"--out", "DIR", "write topics.txt, theta.bin, phi.bin, documents.txt, vocab.txt, loglik.csv, checkpoint.bin"},
     {"--top-words", "N", "words per topic in topics.txt and on screen (default 10)"},
     {"--show-topics", "N", "topics printed at the end (default 20, 0: none)"},
     {"--checkpoint-every", "N", "write DIR/checkpoint.bin every N iterations (needs --out; 0: only at the end)"},
     {"--resume", "DIR", "continue the run whose checkpoint is DIR/checkpoint.bin (or the file DIR)"},
     {"--quiet", "", "print only the summary, not a line per iteration"},
+    {"--save-corpus", "DIR", "write the corpus as read (after tokenising) as DIR/docword.txt + DIR/vocab.txt "
+                             "(UCI format, documents in training order) and exit; other trainers can then see "
+                             "exactly bfly-lda's tokens"},
     {"--help", "", "show this help"},
 };
 
@@ -138,6 +145,9 @@ struct Settings {
   int checkpoint_every = 0;
   int top_words = 10, show_topics = 20;
   bool quiet = false;
+  std::optional<std::string> save_corpus;
+  std::string device = "auto";
+  GpuEngineOptions gpu;
 };
 
 Settings parse(const Args& args) {
@@ -177,6 +187,22 @@ Settings parse(const Args& args) {
   s.top_words = static_cast<int>(args.integer("--top-words", 10, 1, 1000));
   s.show_topics = static_cast<int>(args.integer("--show-topics", 20, 0, 65536));
   s.quiet = args.has("--quiet");
+  s.save_corpus = args.text("--save-corpus");
+  if (const auto d = args.text("--device")) {
+    if (*d != "cpu" && *d != "gpu" && *d != "auto")
+      throw UsageError(fmt::format("--device expects cpu, gpu or auto, got \"{}\"", *d));
+    s.device = *d;
+  }
+  if (args.has("--gpu-w")) {
+    s.gpu.W = static_cast<int>(args.integer("--gpu-w", 0, 4, 32));
+    if (s.gpu.W != 4 && s.gpu.W != 8 && s.gpu.W != 16 && s.gpu.W != 32)
+      throw UsageError(fmt::format("--gpu-w expects 4, 8, 16 or 32, got {}", s.gpu.W));
+  }
+  if (const auto v = args.text("--gpu-variant")) {
+    if (*v != "swap" && *v != "addsub")
+      throw UsageError(fmt::format("--gpu-variant expects swap or addsub, got \"{}\"", *v));
+    s.gpu.variant = *v;
+  }
 
   if (s.resume) {  // the run's options come from the checkpoint; options given again must agree with it
     const CheckpointInfo info = read_checkpoint_info(*s.resume);
@@ -213,13 +239,42 @@ Corpus load_corpus(const Settings& s) {
   return sort_by_length(corpus);  // the paper's order: lane groups of documents of similar length
 }
 
+// The corpus in UCI bag-of-words form: documents in `corpus` order (docID = row + 1), word ids + 1, counts summed.
+void save_corpus(const Corpus& corpus, const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  std::string body;
+  std::int64_t nnz = 0;
+  std::map<std::int32_t, int> counts;
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) {
+    counts.clear();
+    for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) ++counts[corpus.words[i]];
+    for (const auto& [w, n] : counts) body += fmt::format("{} {} {}\n", m + 1, w + 1, n);
+    nnz += static_cast<std::int64_t>(counts.size());
+  }
+  const fs::path docword = fs::path(dir) / "docword.txt", vocab = fs::path(dir) / "vocab.txt";
+  std::ofstream(docword) << fmt::format("{}\n{}\n{}\n", corpus.num_docs(), corpus.vocab_size(), nnz) << body;
+  std::ofstream out(vocab);
+  for (const std::string& w : corpus.vocab) out << w << '\n';
+  if (!out) throw bfly::Error(fmt::format("{}: cannot write the file", vocab.string()));
+  std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
+}
+
 template <typename T>
 int train(const Settings& s, const Corpus& corpus) {
   namespace fs = std::filesystem;
-  auto zstep = std::make_unique<CpuZStep<T>>(s.options.threads);
-  std::printf("no GPU z-step yet: running on the CPU (%s)\n", zstep->name().c_str());
-  Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(zstep))
-                                : Trainer<T>(corpus, s.options, std::move(zstep));
+  std::unique_ptr<IterationEngine<T>> engine;
+  std::string why_not_gpu;
+  if (s.device == "gpu" || (s.device == "auto" && gpu_available(&why_not_gpu))) {
+    engine = gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
+  } else {
+    engine = cpu_engine<T>(std::make_unique<CpuZStep<T>>(s.options.threads));
+    if (s.device == "cpu") std::printf("running on the CPU (--device cpu)\n");
+    else std::printf("no GPU (%s): running on the CPU\n", why_not_gpu.c_str());
+  }
+  Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
+                                : Trainer<T>(corpus, s.options, std::move(engine));
+  std::printf("engine: %s\n", trainer.engine().name().c_str());
   const TrainerOptions& o = trainer.options();
   std::printf("model: K = %d, alpha = %g, beta = %g, estimate = %s, type = %s, seed = %llu, iterations %u -> %u\n",
               o.topics, o.priors.alpha, o.priors.beta, name_of(o.estimate), name_of(s.type),
@@ -289,6 +344,10 @@ int main(int argc, char** argv) {
     }
     const Settings settings = parse(args);
     const Corpus corpus = load_corpus(settings);
+    if (settings.save_corpus) {
+      save_corpus(corpus, *settings.save_corpus);
+      return 0;
+    }
     return settings.type == ElementType::f32 ? train<float>(settings, corpus) : train<double>(settings, corpus);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "bfly-lda: %s\n(bfly-lda --help lists the options)\n", e.what());

@@ -193,34 +193,108 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   return read_header(in);
 }
 
+// The CPU engine: the state in host vectors, every step through the CPU reference (reference.hpp).
 template <typename T>
-Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep, bool)
-    : corpus_(&corpus), options_(options), zstep_(std::move(zstep)) {
+class CpuEngine final : public IterationEngine<T> {
+ public:
+  explicit CpuEngine(std::unique_ptr<ZStep<T>> zstep) : zstep_(std::move(zstep)) {}
+
+  std::string name() const override { return zstep_->name(); }
+
+  void bind(const Corpus& corpus, const TrainerOptions& options) override {
+    corpus_ = &corpus;
+    options_ = options;
+    const int K = options.topics;
+    z_.assign(static_cast<std::size_t>(corpus.num_tokens()), 0);
+    theta_.assign(static_cast<std::size_t>(corpus.num_docs()) * K, T(0));
+    phi_.assign(static_cast<std::size_t>(corpus.vocab_size()) * K, T(0));
+    zstep_->bind(corpus, K);
+  }
+
+  double load(std::span<const std::int32_t> z, const T* theta, const T* phi, std::uint32_t iteration) override {
+    std::copy(z.begin(), z.end(), z_.begin());
+    counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
+    if (theta != nullptr && phi != nullptr) {
+      std::copy_n(theta, theta_.size(), theta_.begin());
+      std::copy_n(phi, phi_.size(), phi_.begin());
+    } else {
+      estimate(iteration);
+    }
+    return log_likelihood(*corpus_, counts_, options_.priors, options_.threads);
+  }
+
+  typename IterationEngine<T>::Step step(std::uint32_t t) override {
+    typename IterationEngine<T>::Step result;
+    const auto start = std::chrono::steady_clock::now();
+    result.report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t);
+    result.zstep_seconds = seconds_since(start);
+    if (result.report.invalid_tokens > 0) return result;
+    counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
+    estimate(t);
+    result.log_likelihood = log_likelihood(*corpus_, counts_, options_.priors, options_.threads);
+    return result;
+  }
+
+  void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) override {
+    std::copy(z_.begin(), z_.end(), z.begin());
+    std::copy(theta_.begin(), theta_.end(), theta.begin());
+    std::copy(phi_.begin(), phi_.end(), phi.begin());
+    counts = counts_;
+  }
+
+ private:
+  void estimate(std::uint32_t iteration) {
+    estimate_theta<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, iteration, theta_,
+                      options_.threads);
+    estimate_phi<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, iteration, phi_,
+                    options_.threads);
+  }
+
+  std::unique_ptr<ZStep<T>> zstep_;
+  const Corpus* corpus_ = nullptr;
+  TrainerOptions options_;
+  std::vector<std::int32_t> z_;
+  std::vector<T> theta_, phi_;
+  Counts counts_;
+};
+
+template <typename T>
+std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep) {
+  return std::make_unique<CpuEngine<T>>(std::move(zstep));
+}
+
+template <typename T>
+Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine,
+                    bool)
+    : corpus_(&corpus), options_(options), engine_(std::move(engine)) {
   if (options_.topics < 1) throw Error(fmt::format("the number of topics must be >= 1, got {}", options_.topics));
   if (!(options_.priors.alpha > 0) || !(options_.priors.beta > 0))
     throw Error(fmt::format("the priors must be positive, got alpha = {}, beta = {}", options_.priors.alpha,
                             options_.priors.beta));
-  const int K = options_.topics;
-  z_.assign(static_cast<std::size_t>(corpus.num_tokens()), 0);
-  theta_.assign(static_cast<std::size_t>(corpus.num_docs()) * K, T(0));
-  phi_.assign(static_cast<std::size_t>(corpus.vocab_size()) * K, T(0));
-  zstep_->bind(corpus, K);
+  engine_->bind(corpus, options_);
 }
 
 template <typename T>
 Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep)
-    : Trainer(corpus, options, std::move(zstep), true) {
-  initial_topics(corpus, options_.topics, options_.seed, z_);
-  counts_ = count_topics(corpus, options_.topics, z_, options_.threads);
-  estimate_theta<T>(corpus, counts_, options_.priors, options_.estimate, options_.seed, 0, theta_, options_.threads);
-  estimate_phi<T>(corpus, counts_, options_.priors, options_.estimate, options_.seed, 0, phi_, options_.threads);
-  ll_per_token_ = log_likelihood(corpus, counts_, options_.priors, options_.threads) /
-                  static_cast<double>(corpus.num_tokens());
+    : Trainer(corpus, options, cpu_engine<T>(std::move(zstep))) {}
+
+template <typename T>
+Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine)
+    : Trainer(corpus, options, std::move(engine), true) {
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  initial_topics(corpus, options_.topics, options_.seed, z);
+  ll_per_token_ = engine_->load(z, nullptr, nullptr, 0) / static_cast<double>(corpus.num_tokens());
 }
 
 template <typename T>
 Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
                               std::unique_ptr<ZStep<T>> zstep) {
+  return resume(corpus, checkpoint_path, threads, cpu_engine<T>(std::move(zstep)));
+}
+
+template <typename T>
+Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                              std::unique_ptr<IterationEngine<T>> engine) {
   CheckpointReader in(checkpoint_file(checkpoint_path));
   const CheckpointInfo info = read_header(in);
   if (info.type != type_of<T>())
@@ -234,48 +308,54 @@ Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoin
         in.path(), info.docs, info.vocab, info.tokens, corpus.num_docs(), corpus.vocab_size(), corpus.num_tokens()));
   TrainerOptions options = info.options;
   options.threads = threads;
-  Trainer trainer(corpus, options, std::move(zstep), true);
+  const int K = options.topics;
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  std::vector<T> theta(static_cast<std::size_t>(corpus.num_docs()) * K);
+  std::vector<T> phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  in.read(z.data(), z.size() * sizeof(std::int32_t), "z");
+  in.read(theta.data(), theta.size() * sizeof(T), "theta");
+  in.read(phi.data(), phi.size() * sizeof(T), "phi");
+  in.finish();
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (z[i] < 0 || z[i] >= K)
+      throw CheckpointError(fmt::format("{}: token {} has topic {}, outside [0, K = {}); damaged checkpoint",
+                                        in.path(), i, z[i], K));
+  Trainer trainer(corpus, options, std::move(engine), true);
   trainer.iteration_ = info.iteration;
   trainer.train_seconds_ = info.train_seconds;
-  in.read(trainer.z_.data(), trainer.z_.size() * sizeof(std::int32_t), "z");
-  in.read(trainer.theta_.data(), trainer.theta_.size() * sizeof(T), "theta");
-  in.read(trainer.phi_.data(), trainer.phi_.size() * sizeof(T), "phi");
-  in.finish();
-  const int K = options.topics;
-  for (std::size_t i = 0; i < trainer.z_.size(); ++i)
-    if (trainer.z_[i] < 0 || trainer.z_[i] >= K)
-      throw CheckpointError(fmt::format("{}: token {} has topic {}, outside [0, K = {}); damaged checkpoint",
-                                        in.path(), i, trainer.z_[i], K));
-  trainer.refresh_counts_and_ll();
+  trainer.ll_per_token_ = trainer.engine_->load(z, theta.data(), phi.data(), info.iteration) /
+                          static_cast<double>(corpus.num_tokens());
   return trainer;
 }
 
 template <typename T>
-void Trainer<T>::refresh_counts_and_ll() {
-  counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
-  ll_per_token_ = log_likelihood(*corpus_, counts_, options_.priors, options_.threads) /
-                  static_cast<double>(corpus_->num_tokens());
+const Trainer<T>& Trainer<T>::sync() const {
+  if (stale_) {
+    const int K = options_.topics;
+    z_.resize(static_cast<std::size_t>(corpus_->num_tokens()));
+    theta_.resize(static_cast<std::size_t>(corpus_->num_docs()) * K);
+    phi_.resize(static_cast<std::size_t>(corpus_->vocab_size()) * K);
+    engine_->download(z_, theta_, phi_, counts_);
+    stale_ = false;
+  }
+  return *this;
 }
 
 template <typename T>
 IterationStats Trainer<T>::step() {
   const auto start = std::chrono::steady_clock::now();
   const std::uint32_t t = iteration_ + 1;
-  const ZStepReport report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t);
-  IterationStats stats;
-  stats.zstep_seconds = seconds_since(start);
-  if (report.invalid_tokens > 0)
+  stale_ = true;
+  const typename IterationEngine<T>::Step result = engine_->step(t);
+  if (result.report.invalid_tokens > 0)
     throw Error(fmt::format("iteration {}: {} token(s) could not be sampled (weights with total 0, NaN or "
                             "infinite), first token {}; try --type f64 or larger --alpha/--beta",
-                            t, report.invalid_tokens, report.first_invalid));
-  counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
-  estimate_theta<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, t, theta_,
-                    options_.threads);
-  estimate_phi<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, t, phi_, options_.threads);
-  ll_per_token_ = log_likelihood(*corpus_, counts_, options_.priors, options_.threads) /
-                  static_cast<double>(corpus_->num_tokens());
+                            t, result.report.invalid_tokens, result.report.first_invalid));
+  ll_per_token_ = result.log_likelihood / static_cast<double>(corpus_->num_tokens());
   iteration_ = t;
+  IterationStats stats;
   stats.iteration = t;
+  stats.zstep_seconds = result.zstep_seconds;
   stats.iteration_seconds = seconds_since(start);
   stats.ll_per_token = ll_per_token_;
   train_seconds_ += stats.iteration_seconds;
@@ -284,6 +364,7 @@ IterationStats Trainer<T>::step() {
 
 template <typename T>
 void Trainer<T>::save_checkpoint(const std::string& path) const {
+  sync();
   AtomicFile out(path);
   out.write(kCheckpointMagic, sizeof kCheckpointMagic);
   out.put<std::uint32_t>(kCheckpointFormat);
@@ -310,6 +391,7 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
 
 template <typename T>
 std::vector<std::int32_t> Trainer<T>::top_words(int k, int count) const {
+  sync();
   const int K = options_.topics;
   std::vector<std::int32_t> ids(static_cast<std::size_t>(corpus_->vocab_size()));
   std::iota(ids.begin(), ids.end(), 0);
@@ -338,6 +420,7 @@ void write_matrix(const std::string& path, const T* data, std::int64_t rows, std
 
 template <typename T>
 void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
+  sync();
   namespace fs = std::filesystem;
   fs::create_directories(dir);
   const int K = options_.topics;
@@ -374,6 +457,8 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
 
 template class Trainer<float>;
 template class Trainer<double>;
+template std::unique_ptr<IterationEngine<float>> cpu_engine<float>(std::unique_ptr<ZStep<float>>);
+template std::unique_ptr<IterationEngine<double>> cpu_engine<double>(std::unique_ptr<ZStep<double>>);
 template void write_matrix<float>(const std::string&, const float*, std::int64_t, std::int64_t);
 template void write_matrix<double>(const std::string&, const double*, std::int64_t, std::int64_t);
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,17 +52,58 @@ struct IterationStats {
   double ll_per_token = 0;  // log_likelihood(...) / tokens, see reference.hpp
 };
 
+// Where an iteration runs: the state (z, counts, theta, phi) lives in the engine between iterations, so a GPU
+// engine keeps it on the device and the trainer copies it back only for checkpoints and outputs (download).
+// Every engine follows the CPU reference's definitions (reference.hpp): the z-step of iteration t uses Philox
+// iteration t, the estimates of iteration t use the streams of iteration t, and the log-likelihood is the
+// collapsed one of the counts of z.
+template <typename T>
+class IterationEngine {
+ public:
+  virtual ~IterationEngine() = default;
+
+  // A short name for progress lines, e.g. "cpu-reference (2 threads)" or "gpu bfly_lda_z_f32_w32_k64_r8_addsub".
+  virtual std::string name() const = 0;
+
+  // Called once, before anything else, with the corpus (which outlives the engine) and the run's options.
+  virtual void bind(const Corpus& corpus, const TrainerOptions& options) = 0;
+
+  // Sets the state to `z` (every topic in [0, K)) and computes its counts; theta and phi are copied from
+  // `theta` and `phi` when given (a resumed run), otherwise estimated from the counts with the streams of
+  // `iteration`. Returns the log-likelihood (not per token).
+  virtual double load(std::span<const std::int32_t> z, const T* theta, const T* phi, std::uint32_t iteration) = 0;
+
+  // Iteration t: the z-step, then counts, theta and phi, log-likelihood. `zstep_seconds` includes waiting for
+  // the z-step to finish. Invalid tokens are reported, not thrown; the state is then undefined.
+  struct Step {
+    ZStepReport report;
+    double zstep_seconds = 0;
+    double log_likelihood = 0;
+  };
+  virtual Step step(std::uint32_t t) = 0;
+
+  // Copies the state into host arrays of the corpus' sizes (counts resized by the engine).
+  virtual void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) = 0;
+};
+
+// The CPU engine: a ZStep (normally CpuZStep) plus the CPU reference's counts, estimates and log-likelihood.
+template <typename T>
+std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep);
+
 template <typename T>
 class Trainer {
  public:
   // Starts a run at iteration 0: uniform random topics, their counts, theta and phi. `corpus` must outlive the
   // trainer and is the corpus the z-step sees (sorted by length, normally).
   Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep);
+  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine);
 
   // Continues the run saved in `checkpoint_path`: the options come from the checkpoint; throws CheckpointError
   // when it was written for another corpus or element type, or is damaged.
   static Trainer resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
                         std::unique_ptr<ZStep<T>> zstep);
+  static Trainer resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                        std::unique_ptr<IterationEngine<T>> engine);
 
   // One iteration: z-step (iteration number + 1 in the Philox counter), counts, theta and phi, log-likelihood.
   IterationStats step();
@@ -78,27 +120,30 @@ class Trainer {
   double ll_per_token() const { return ll_per_token_; }
   const TrainerOptions& options() const { return options_; }
   const Corpus& corpus() const { return *corpus_; }
-  const ZStep<T>& zstep() const { return *zstep_; }
-  const std::vector<std::int32_t>& z() const { return z_; }
-  const std::vector<T>& theta() const { return theta_; }  // D x K, documents in corpus (sorted) order
-  const std::vector<T>& phi() const { return phi_; }      // V x K
-  const Counts& counts() const { return counts_; }
+  const IterationEngine<T>& engine() const { return *engine_; }
+  // The state, copied from the engine when it changed since the last call.
+  const std::vector<std::int32_t>& z() const { return sync().z_; }
+  const std::vector<T>& theta() const { return sync().theta_; }  // D x K, documents in corpus (sorted) order
+  const std::vector<T>& phi() const { return sync().phi_; }      // V x K
+  const Counts& counts() const { return sync().counts_; }
 
   // The `count` most probable words of topic k, as word ids, most probable first (ties: smaller id first).
   std::vector<std::int32_t> top_words(int k, int count) const;
 
  private:
-  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep, bool);
-  void refresh_counts_and_ll();
+  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine, bool);
+  const Trainer& sync() const;
 
   const Corpus* corpus_;
   TrainerOptions options_;
-  std::unique_ptr<ZStep<T>> zstep_;
+  std::unique_ptr<IterationEngine<T>> engine_;
   std::uint32_t iteration_ = 0;
   double train_seconds_ = 0;
-  std::vector<std::int32_t> z_;
-  std::vector<T> theta_, phi_;
-  Counts counts_;
+  // Host copies of the engine's state, refreshed by sync() when `stale_`.
+  mutable std::vector<std::int32_t> z_;
+  mutable std::vector<T> theta_, phi_;
+  mutable Counts counts_;
+  mutable bool stale_ = true;
   double ll_per_token_ = 0;
 };
 

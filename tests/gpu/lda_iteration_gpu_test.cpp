@@ -1,0 +1,275 @@
+// The LDA iteration on the GPU (label gpu; every test skips itself without a device): bfly::rt::LdaIteration's
+// counts equal the CPU reference's for the same z, its posterior means equal them within float rounding, its
+// Dirichlet draws follow the CPU's gamma streams, its log-likelihood agrees within 1e-5 relative; a short GPU
+// training run recovers known topics; a GPU run resumed from a checkpoint ends exactly like an uninterrupted one.
+#include "gpu_engine.hpp"
+#include "gpu_support.hpp"
+#include "reference.hpp"
+#include "trainer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace {
+
+using bfly::lda::Corpus;
+using bfly::lda::Estimate;
+
+Corpus random_corpus(std::int64_t docs, int vocab, int max_length, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Corpus corpus;
+  for (int w = 0; w < vocab; ++w) corpus.vocab.push_back("w" + std::to_string(w));
+  std::uniform_int_distribution<int> length(1, max_length), word(0, vocab - 1);
+  for (std::int64_t m = 0; m < docs; ++m) {
+    const int n = length(rng);
+    for (int i = 0; i < n; ++i) corpus.words.push_back(word(rng));
+    corpus.doc_offsets.push_back(static_cast<std::int64_t>(corpus.words.size()));
+    corpus.doc_ids.push_back(m);
+  }
+  corpus.input_documents = docs;
+  corpus.check();
+  return bfly::lda::sort_by_length(corpus);
+}
+
+template <typename T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+template <typename T>
+void compare_with_cpu(int K, Estimate estimate) {
+  const Corpus corpus = random_corpus(700, 300, 120, 11u + K);
+  bfly::lda::TrainerOptions options;
+  options.topics = K;
+  options.priors = {0.15, 0.02};
+  options.seed = 0x5eedull + K;
+  options.estimate = estimate;
+  std::mt19937 rng(5u + K);
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  for (auto& k : z) k = static_cast<std::int32_t>(rng() % K);
+  const std::uint32_t iteration = 17;
+
+  // CPU reference.
+  const bfly::lda::Counts cpu_counts = bfly::lda::count_topics(corpus, K, z, 2);
+  std::vector<T> cpu_theta(static_cast<std::size_t>(corpus.num_docs()) * K);
+  std::vector<T> cpu_phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  bfly::lda::estimate_theta<T>(corpus, cpu_counts, options.priors, estimate, options.seed, iteration,
+                               std::span<T>(cpu_theta), 2);
+  bfly::lda::estimate_phi<T>(corpus, cpu_counts, options.priors, estimate, options.seed, iteration,
+                             std::span<T>(cpu_phi), 2);
+  const double cpu_ll = bfly::lda::log_likelihood(corpus, cpu_counts, options.priors, 2);
+
+  // GPU.
+  auto engine = bfly::lda::gpu_engine<T>();
+  engine->bind(corpus, options);
+  const double gpu_ll = engine->load(z, nullptr, nullptr, iteration);
+  std::vector<std::int32_t> gpu_z(z.size());
+  std::vector<T> gpu_theta(cpu_theta.size(), T(-1)), gpu_phi(cpu_phi.size(), T(-1));
+  bfly::lda::Counts gpu_counts;
+  engine->download(gpu_z, gpu_theta, gpu_phi, gpu_counts);
+
+  EXPECT_EQ(gpu_z, z);
+  EXPECT_EQ(gpu_counts.doc_topic, cpu_counts.doc_topic) << "n_dk differs, K = " << K;
+  EXPECT_EQ(gpu_counts.word_topic, cpu_counts.word_topic) << "n_wk differs, K = " << K;
+  EXPECT_EQ(gpu_counts.topic, cpu_counts.topic) << "n_k differs, K = " << K;
+  EXPECT_NEAR(gpu_ll, cpu_ll, 1e-5 * std::abs(cpu_ll)) << "K = " << K;
+  EXPECT_NEAR(gpu_ll, cpu_ll, 1e-9 * std::abs(cpu_ll)) << "K = " << K << " (looser than expected from double sums)";
+
+  const double tolerance = sizeof(T) == 4 ? 2e-7 : 1e-15;  // one rounding of the final conversion
+  if (estimate == Estimate::mean) {
+    for (std::size_t i = 0; i < cpu_theta.size(); ++i)
+      ASSERT_NEAR(gpu_theta[i], cpu_theta[i], tolerance * cpu_theta[i]) << "theta element " << i << ", K = " << K;
+    for (std::size_t i = 0; i < cpu_phi.size(); ++i)
+      ASSERT_NEAR(gpu_phi[i], cpu_phi[i], tolerance * cpu_phi[i]) << "phi element " << i << ", K = " << K;
+    return;
+  }
+  // Draws: the same gamma streams, so nearly every element agrees to rounding (device log/pow/cos may differ from
+  // glibc's in the last bits, which can flip an acceptance now and then); every row still sums to 1.
+  auto close_share = [](const std::vector<T>& a, const std::vector<T>& b) {
+    std::size_t close = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (std::abs(double(a[i]) - double(b[i])) <= 1e-4 * std::abs(double(b[i])) + 1e-30) ++close;
+    return double(close) / double(a.size());
+  };
+  EXPECT_GT(close_share(gpu_theta, cpu_theta), 0.999) << "K = " << K;
+  EXPECT_GT(close_share(gpu_phi, cpu_phi), 0.999) << "K = " << K;
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) {
+    double sum = 0;
+    for (int k = 0; k < K; ++k) sum += gpu_theta[m * K + k];
+    ASSERT_NEAR(sum, 1.0, 1e-4) << "theta row " << m;
+  }
+  for (int k = 0; k < K; ++k) {
+    double sum = 0;
+    for (std::int64_t w = 0; w < corpus.vocab_size(); ++w) sum += gpu_phi[w * K + k];
+    ASSERT_NEAR(sum, 1.0, 1e-4) << "phi column " << k;
+  }
+}
+
+TEST(GpuLdaIteration, F32MeansCountsAndLikelihoodEqualCpu) {
+  BFLY_REQUIRE_GPU();
+  for (const int K : {1, 5, 32, 100, 1024, 13000}) compare_with_cpu<float>(K, Estimate::mean);
+}
+TEST(GpuLdaIteration, F64MeansCountsAndLikelihoodEqualCpu) {
+  BFLY_REQUIRE_GPU();
+  for (const int K : {3, 64, 257}) compare_with_cpu<double>(K, Estimate::mean);
+}
+TEST(GpuLdaIteration, F32DrawsFollowTheCpuStreams) {
+  BFLY_REQUIRE_GPU();
+  for (const int K : {4, 77, 512}) compare_with_cpu<float>(K, Estimate::draw);
+}
+TEST(GpuLdaIteration, F64DrawsFollowTheCpuStreams) {
+  BFLY_REQUIRE_GPU();
+  for (const int K : {6, 130}) compare_with_cpu<double>(K, Estimate::draw);
+}
+
+// The draws' distribution: over many iterations, the mean of the GPU's theta draws approaches the posterior mean.
+TEST(GpuLdaIteration, DrawsAverageToThePosteriorMean) {
+  BFLY_REQUIRE_GPU();
+  const Corpus corpus = random_corpus(40, 30, 60, 3);
+  const int K = 8;
+  bfly::lda::TrainerOptions options;
+  options.topics = K;
+  options.priors = {0.5, 0.1};
+  options.estimate = Estimate::draw;
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<std::int32_t>((i * 7 + i / 3) % K);
+  const bfly::lda::Counts counts = bfly::lda::count_topics(corpus, K, z, 1);
+  auto engine = bfly::lda::gpu_engine<double>();
+  engine->bind(corpus, options);
+  const int kDraws = 2000;
+  std::vector<double> mean(static_cast<std::size_t>(corpus.num_docs()) * K, 0.0);
+  std::vector<std::int32_t> zz(z.size());
+  std::vector<double> theta(mean.size()), phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  bfly::lda::Counts unused;
+  for (int t = 1; t <= kDraws; ++t) {
+    engine->load(z, nullptr, nullptr, static_cast<std::uint32_t>(t));
+    engine->download(zz, theta, phi, unused);
+    for (std::size_t i = 0; i < mean.size(); ++i) mean[i] += theta[i] / kDraws;
+  }
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) {
+    const double total = static_cast<double>(corpus.doc_length(m)) + K * options.priors.alpha;
+    for (int k = 0; k < K; ++k) {
+      const double a = counts.doc_topic[m * K + k] + options.priors.alpha, p = a / total;
+      const double sd = std::sqrt(p * (1 - p) / (total + 1) / kDraws);  // Dirichlet marginal's sd over the draws
+      EXPECT_NEAR(mean[m * K + k], p, 5 * sd + 1e-12) << "document " << m << " topic " << k;
+    }
+  }
+}
+
+// Known topics (LDA's generative process, as tests/lda/test_recovery.cpp) are recovered by a GPU training run.
+TEST(GpuLdaTraining, RecoversKnownTopics) {
+  BFLY_REQUIRE_GPU();
+  constexpr int kTopics = 6, kVocab = 60, kDocs = 1000, kLength = 80;
+  std::mt19937_64 rng(2026);
+  std::vector<std::vector<double>> topics(kTopics, std::vector<double>(kVocab, 0.03 / kVocab));
+  const int own = kVocab / kTopics;
+  double zipf_total = 0;
+  for (int r = 0; r < own; ++r) zipf_total += 1.0 / (r + 1);
+  for (int k = 0; k < kTopics; ++k)
+    for (int r = 0; r < own; ++r) topics[k][k * own + r] += 0.97 / (r + 1) / zipf_total;
+  Corpus generated;
+  for (int w = 0; w < kVocab; ++w) generated.vocab.push_back("w" + std::to_string(w));
+  std::gamma_distribution<double> gamma(0.3, 1.0);
+  std::vector<std::discrete_distribution<int>> word_of;
+  for (const auto& t : topics) word_of.emplace_back(t.begin(), t.end());
+  for (int m = 0; m < kDocs; ++m) {
+    std::vector<double> theta(kTopics);
+    for (double& x : theta) x = gamma(rng) + 1e-12;
+    std::discrete_distribution<int> topic_of(theta.begin(), theta.end());
+    for (int i = 0; i < kLength; ++i) generated.words.push_back(word_of[topic_of(rng)](rng));
+    generated.doc_offsets.push_back(static_cast<std::int64_t>(generated.words.size()));
+    generated.doc_ids.push_back(m);
+  }
+  generated.input_documents = kDocs;
+  const Corpus corpus = bfly::lda::sort_by_length(generated);
+
+  for (const Estimate estimate : {Estimate::mean, Estimate::draw}) {
+    bfly::lda::TrainerOptions options;
+    options.topics = kTopics;
+    options.priors = {0.3, 0.05};
+    options.seed = 7;
+    options.estimate = estimate;
+    bfly::lda::Trainer<float> trainer(corpus, options, bfly::lda::gpu_engine<float>());
+    const double ll0 = trainer.ll_per_token();
+    for (int t = 0; t < 150; ++t) trainer.step();
+    EXPECT_GT(trainer.ll_per_token(), ll0 + 0.2);
+    // Best one-to-one matching by L1 distance (6! permutations).
+    const std::vector<float>& phi = trainer.phi();
+    std::vector<std::vector<double>> distance(kTopics, std::vector<double>(kTopics, 0.0));
+    for (int a = 0; a < kTopics; ++a)
+      for (int b = 0; b < kTopics; ++b)
+        for (int w = 0; w < kVocab; ++w) distance[a][b] += std::abs(topics[a][w] - phi[w * kTopics + b]);
+    std::vector<int> perm(kTopics), best;
+    std::iota(perm.begin(), perm.end(), 0);
+    double best_total = 1e300;
+    do {
+      double total = 0;
+      for (int a = 0; a < kTopics; ++a) total += distance[a][perm[a]];
+      if (total < best_total) best_total = total, best = perm;
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    for (int a = 0; a < kTopics; ++a)
+      EXPECT_LT(distance[a][best[a]], 0.15) << "true topic " << a << " (" << bfly::lda::name_of(estimate) << ")";
+    EXPECT_LT(best_total / kTopics, 0.10) << bfly::lda::name_of(estimate);
+    std::printf("GPU recovery (%s): mean L1 %.3f, ll/token %.4f (start %.4f)\n", bfly::lda::name_of(estimate),
+                best_total / kTopics, trainer.ll_per_token(), ll0);
+  }
+}
+
+template <typename T>
+void check_gpu_resume(Estimate estimate) {
+  const Corpus corpus = random_corpus(500, 80, 90, 21);
+  bfly::lda::TrainerOptions options;
+  options.topics = 37;
+  options.priors = {0.2, 0.03};
+  options.seed = 0xfeedbeefcafeull;
+  options.estimate = estimate;
+  constexpr int kIterations = 8;
+  bfly::lda::Trainer<T> straight(corpus, options, bfly::lda::gpu_engine<T>());
+  for (int t = 0; t < kIterations; ++t) straight.step();
+
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "bfly-gpu-resume";
+  std::filesystem::create_directories(dir);
+  const std::string checkpoint = (dir / "checkpoint.bin").string();
+  {
+    bfly::lda::Trainer<T> first_half(corpus, options, bfly::lda::gpu_engine<T>());
+    for (int t = 0; t < kIterations / 2; ++t) first_half.step();
+    first_half.save_checkpoint(checkpoint);
+  }
+  auto resumed = bfly::lda::Trainer<T>::resume(corpus, checkpoint, 2, bfly::lda::gpu_engine<T>());
+  for (int t = kIterations / 2; t < kIterations; ++t) resumed.step();
+  EXPECT_EQ(resumed.iteration(), straight.iteration());
+  EXPECT_TRUE(same_bytes(resumed.z(), straight.z()));
+  EXPECT_TRUE(same_bytes(resumed.theta(), straight.theta()));
+  EXPECT_TRUE(same_bytes(resumed.phi(), straight.phi()));
+  EXPECT_EQ(resumed.ll_per_token(), straight.ll_per_token());
+  EXPECT_EQ(resumed.counts().doc_topic, straight.counts().doc_topic);
+}
+
+TEST(GpuLdaTraining, ResumeIsExactF32Mean) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::mean); }
+TEST(GpuLdaTraining, ResumeIsExactF32Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::draw); }
+TEST(GpuLdaTraining, ResumeIsExactF64Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<double>(Estimate::draw); }
+
+// The GPU z-step inside the engine draws what the CPU reference draws, except where the uniform falls within
+// rounding of a boundary (the butterfly sums round in another order): a small share at most.
+TEST(GpuLdaTraining, GpuAndCpuTrainersStayClose) {
+  BFLY_REQUIRE_GPU();
+  const Corpus corpus = random_corpus(400, 100, 80, 4);
+  bfly::lda::TrainerOptions options;
+  options.topics = 24;
+  bfly::lda::Trainer<double> gpu(corpus, options, bfly::lda::gpu_engine<double>());
+  bfly::lda::Trainer<double> cpu(corpus, options, std::make_unique<bfly::lda::CpuZStep<double>>(2));
+  gpu.step();
+  cpu.step();
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < gpu.z().size(); ++i) differ += gpu.z()[i] != cpu.z()[i];
+  EXPECT_LE(differ, gpu.z().size() / 1000 + 2) << "tokens whose first-iteration topic differs";
+}
+
+}  // namespace
