@@ -1,6 +1,7 @@
 // Sampler on a machine without a GPU: the spec rule, argument validation before any driver call, the no-driver
 // error, and gpu_available().
 #include "bfly/rt/sampler.hpp"
+#include "bfly/rt/lda_z_step.hpp"
 
 #include "bfly/error.hpp"
 #include "bfly/rt/driver.hpp"
@@ -118,6 +119,24 @@ TEST(Driver, GpuAvailableExplainsWhyNot) {
   const std::string error =
       error_of([&] { sampler.sample(reinterpret_cast<const float*>(0x1000), 10, 64, 64, reinterpret_cast<int*>(0x2000), 1); });
   EXPECT_EQ(error, why);
+}
+
+}  // namespace
+}  // namespace bfly::rt
+
+namespace bfly::rt {
+namespace {
+
+TEST(LdaZStep, ChooseSpecRule) {
+  const LdaZOptions none;
+  const gen::KernelSpec small = LdaZStep::choose_spec(100, gen::ElementType::f32, none);
+  EXPECT_EQ(small.operation, gen::Operation::lda_z);
+  EXPECT_EQ(small.W, 16);
+  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, none).W, 32);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::swap);
+  LdaZOptions forced;
+  forced.W = 8;
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, forced).W, 8);
 }
 
 }  // namespace
