@@ -112,7 +112,7 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
 
   // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin, phi.bin,
-  // documents.txt and vocab.txt. See README-section.md for the formats.
+  // documents.txt and vocab.txt. README.md (LDA section) gives the formats.
   void write_outputs(const std::string& dir, int top_words) const;
 
   std::uint32_t iteration() const { return iteration_; }
