@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -199,7 +200,7 @@ std::string algorithm_name(const bfly::gen::KernelSpec& spec) {
 }
 
 template <typename T>
-void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows) {
+void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const std::function<void()>& save) {
   const char* type = sizeof(T) == 4 ? "f32" : "f64";
   const auto element = sizeof(T) == 4 ? bfly::gen::ElementType::f32 : bfly::gen::ElementType::f64;
   const unsigned long long seed = 20191111ull;
@@ -328,6 +329,7 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows) {
                 "%.1f Mtok/s; ll/token at start %.4f\n",
                 type, K, rest_ms, iteration_ms, c.tokens / iteration_ms * 1e-3, ll / c.tokens);
     std::fflush(stdout);
+    save();  // after every K, so a sweep stopped early keeps what it measured
   }
 }
 
@@ -370,18 +372,23 @@ int main(int argc, char** argv) {
     std::printf("read ceiling: %.0f GB/s\n", read_gbps);
 
     std::vector<Row> rows;
-    for (const std::string& type : o.types) {
-      if (type == "f32") run_type<float>(o, c, rows);
-      else run_type<double>(o, c, rows);
-    }
-
     const std::string path = fmt::format("{}/{}-{}-lda.csv", o.out_dir, device, date);
-    std::ofstream csv(path);
-    csv << "device,date,algorithm,type,K,tokens,zstep_ms,iteration_ms,mtokens_per_s,read_ceiling_gbps\n";
-    for (const Row& r : rows)
-      csv << fmt::format("{},{},{},{},{},{},{:.5f},{:.5f},{:.2f},{:.1f}\n", device, date, r.algorithm, r.type, r.K,
-                         c.tokens, r.zstep_ms, r.iteration_ms, c.tokens / r.zstep_ms * 1e-3, read_gbps);
-    if (!csv) throw std::runtime_error("cannot write " + path);
+    const auto save = [&] {  // the whole CSV so far, replaced atomically
+      const std::string temporary = path + ".tmp";
+      {
+        std::ofstream csv(temporary);
+        csv << "device,date,algorithm,type,K,tokens,zstep_ms,iteration_ms,mtokens_per_s,read_ceiling_gbps\n";
+        for (const Row& r : rows)
+          csv << fmt::format("{},{},{},{},{},{},{:.5f},{:.5f},{:.2f},{:.1f}\n", device, date, r.algorithm, r.type,
+                             r.K, c.tokens, r.zstep_ms, r.iteration_ms, c.tokens / r.zstep_ms * 1e-3, read_gbps);
+        if (!csv) throw std::runtime_error("cannot write " + temporary);
+      }
+      std::filesystem::rename(temporary, path);
+    };
+    for (const std::string& type : o.types) {
+      if (type == "f32") run_type<float>(o, c, rows, save);
+      else run_type<double>(o, c, rows, save);
+    }
     std::printf("wrote %s (%zu rows)\n", path.c_str(), rows.size());
 
     // The closing summary: z-step ms and Mtokens/s at K = 16, 256, 1024.

@@ -12,7 +12,8 @@
 #      bench/lda/tomotopy_compare.py (bfly-lda on the GPU vs tomotopy on the CPUs, log-likelihood vs seconds).
 # Outputs in $OUT (default bench/results): lda-bench.log, <device>-<date>-lda.csv/.png,
 # <device>-<date>-lda-vs-tomotopy.csv/.png, gpu-tests.log. Environment: TOMOTOPY_SECONDS (default 40),
-# SKIP_TORCH=1, SKIP_TOMOTOPY=1, SKIP_TESTS=1, LDA_BENCH_ARGS (extra lda-bench flags).
+# SKIP_TORCH=1, SKIP_TOMOTOPY=1, SKIP_TESTS=1, LDA_BENCH_ARGS (extra lda-bench flags), TORCH_ARGS (extra
+# torch_zstep.py flags, e.g. --types f32).
 set -uo pipefail
 root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench/lda" ]] || { echo "run from the repository root" >&2; exit 2; }
@@ -64,7 +65,7 @@ csv=$(ls -t "$OUT"/*-lda.csv 2>/dev/null | head -1)
 if [[ "${SKIP_TORCH:-0}" != 1 && -n "$csv" ]]; then
   step "torch z-step"
   PYTHONUNBUFFERED=1 python3 "$root/bench/lda/torch_zstep.py" --docword "$corpus/docword.paper.txt" --csv "$csv" \
-    "${mode[@]}" || { echo "torch_zstep.py failed"; [[ $status -eq 0 ]] && status=8; }
+    "${mode[@]}" ${TORCH_ARGS:-} || { echo "torch_zstep.py failed"; [[ $status -eq 0 ]] && status=8; }
 fi
 if [[ -n "$csv" ]]; then
   step "plot"
