@@ -4,6 +4,7 @@
 // training run recovers known topics; a GPU run resumed from a checkpoint ends exactly like an uninterrupted one.
 #include "gpu_engine.hpp"
 #include "gpu_support.hpp"
+#include "lda_test_util.hpp"
 #include "reference.hpp"
 #include "trainer.hpp"
 
@@ -22,20 +23,9 @@ namespace {
 using bfly::lda::Corpus;
 using bfly::lda::Estimate;
 
+// A random corpus (tests/lda/lda_test_util.hpp), documents sorted by length as the trainer keeps them.
 Corpus random_corpus(std::int64_t docs, int vocab, int max_length, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  Corpus corpus;
-  for (int w = 0; w < vocab; ++w) corpus.vocab.push_back("w" + std::to_string(w));
-  std::uniform_int_distribution<int> length(1, max_length), word(0, vocab - 1);
-  for (std::int64_t m = 0; m < docs; ++m) {
-    const int n = length(rng);
-    for (int i = 0; i < n; ++i) corpus.words.push_back(word(rng));
-    corpus.doc_offsets.push_back(static_cast<std::int64_t>(corpus.words.size()));
-    corpus.doc_ids.push_back(m);
-  }
-  corpus.input_documents = docs;
-  corpus.check();
-  return bfly::lda::sort_by_length(corpus);
+  return bfly::lda::sort_by_length(bfly::lda::test::random_corpus(docs, vocab, max_length, seed));
 }
 
 template <typename T>
@@ -167,28 +157,10 @@ TEST(GpuLdaIteration, DrawsAverageToThePosteriorMean) {
 TEST(GpuLdaTraining, RecoversKnownTopics) {
   BFLY_REQUIRE_GPU();
   constexpr int kTopics = 6, kVocab = 60, kDocs = 1000, kLength = 80;
-  std::mt19937_64 rng(2026);
-  std::vector<std::vector<double>> topics(kTopics, std::vector<double>(kVocab, 0.03 / kVocab));
-  const int own = kVocab / kTopics;
-  double zipf_total = 0;
-  for (int r = 0; r < own; ++r) zipf_total += 1.0 / (r + 1);
-  for (int k = 0; k < kTopics; ++k)
-    for (int r = 0; r < own; ++r) topics[k][k * own + r] += 0.97 / (r + 1) / zipf_total;
-  Corpus generated;
-  for (int w = 0; w < kVocab; ++w) generated.vocab.push_back("w" + std::to_string(w));
-  std::gamma_distribution<double> gamma(0.3, 1.0);
-  std::vector<std::discrete_distribution<int>> word_of;
-  for (const auto& t : topics) word_of.emplace_back(t.begin(), t.end());
-  for (int m = 0; m < kDocs; ++m) {
-    std::vector<double> theta(kTopics);
-    for (double& x : theta) x = gamma(rng) + 1e-12;
-    std::discrete_distribution<int> topic_of(theta.begin(), theta.end());
-    for (int i = 0; i < kLength; ++i) generated.words.push_back(word_of[topic_of(rng)](rng));
-    generated.doc_offsets.push_back(static_cast<std::int64_t>(generated.words.size()));
-    generated.doc_ids.push_back(m);
-  }
-  generated.input_documents = kDocs;
-  const Corpus corpus = bfly::lda::sort_by_length(generated);
+  const bfly::lda::test::KnownTopics generated =
+      bfly::lda::test::known_topics_corpus(kTopics, kVocab, kDocs, kLength, 2026);
+  const std::vector<std::vector<double>>& topics = generated.topics;
+  const Corpus corpus = bfly::lda::sort_by_length(generated.corpus);
 
   for (const Estimate estimate : {Estimate::mean, Estimate::draw}) {
     bfly::lda::TrainerOptions options;
@@ -200,22 +172,10 @@ TEST(GpuLdaTraining, RecoversKnownTopics) {
     const double ll0 = trainer.ll_per_token();
     for (int t = 0; t < 150; ++t) trainer.step();
     EXPECT_GT(trainer.ll_per_token(), ll0 + 0.2);
-    // Best one-to-one matching by L1 distance (6! permutations).
-    const std::vector<float>& phi = trainer.phi();
-    std::vector<std::vector<double>> distance(kTopics, std::vector<double>(kTopics, 0.0));
+    const std::vector<double> matched = bfly::lda::test::best_matching(topics, trainer.phi());
+    const double best_total = std::accumulate(matched.begin(), matched.end(), 0.0);
     for (int a = 0; a < kTopics; ++a)
-      for (int b = 0; b < kTopics; ++b)
-        for (int w = 0; w < kVocab; ++w) distance[a][b] += std::abs(topics[a][w] - phi[w * kTopics + b]);
-    std::vector<int> perm(kTopics), best;
-    std::iota(perm.begin(), perm.end(), 0);
-    double best_total = 1e300;
-    do {
-      double total = 0;
-      for (int a = 0; a < kTopics; ++a) total += distance[a][perm[a]];
-      if (total < best_total) best_total = total, best = perm;
-    } while (std::next_permutation(perm.begin(), perm.end()));
-    for (int a = 0; a < kTopics; ++a)
-      EXPECT_LT(distance[a][best[a]], 0.15) << "true topic " << a << " (" << bfly::lda::name_of(estimate) << ")";
+      EXPECT_LT(matched[a], 0.15) << "true topic " << a << " (" << bfly::lda::name_of(estimate) << ")";
     EXPECT_LT(best_total / kTopics, 0.10) << bfly::lda::name_of(estimate);
     std::printf("GPU recovery (%s): mean L1 %.3f, ll/token %.4f (start %.4f)\n", bfly::lda::name_of(estimate),
                 best_total / kTopics, trainer.ll_per_token(), ll0);

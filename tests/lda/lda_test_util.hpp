@@ -1,13 +1,17 @@
-// Helpers of the bfly-lda tests: scratch directories, small files, and small corpora built in memory.
+// Helpers of the bfly-lda tests (CPU and GPU): scratch directories, small files, small corpora built in memory,
+// corpora from known topics and the matching that scores their recovery.
 #pragma once
 
 #include "corpus.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -69,6 +73,66 @@ inline std::string vocab_text(const Corpus& corpus) {
   std::string text;
   for (const std::string& w : corpus.vocab) text += w + "\n";
   return text;
+}
+
+
+// A corpus generated from known topics by LDA's generative process. True topics: each puts 97 % of its mass on
+// its own vocab/topics words (Zipf-like within them) and spreads the rest over the whole vocabulary; each
+// document draws theta ~ Dir(0.3), then a topic and a word per token.
+struct KnownTopics {
+  Corpus corpus;                            // documents in generation order (not sorted)
+  std::vector<std::vector<double>> topics;  // topics x vocab
+};
+
+inline KnownTopics known_topics_corpus(int topics, int vocab, int docs, int length, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  KnownTopics g;
+  g.topics.assign(static_cast<std::size_t>(topics), std::vector<double>(static_cast<std::size_t>(vocab), 0.03 / vocab));
+  const int own = vocab / topics;
+  double zipf_total = 0;
+  for (int r = 0; r < own; ++r) zipf_total += 1.0 / (r + 1);
+  for (int k = 0; k < topics; ++k)
+    for (int r = 0; r < own; ++r) g.topics[k][k * own + r] += 0.97 / (r + 1) / zipf_total;
+  for (int w = 0; w < vocab; ++w) g.corpus.vocab.push_back("w" + std::to_string(w));
+  std::gamma_distribution<double> gamma(0.3, 1.0);
+  std::vector<std::discrete_distribution<int>> word_of;
+  for (const auto& t : g.topics) word_of.emplace_back(t.begin(), t.end());
+  for (int m = 0; m < docs; ++m) {
+    std::vector<double> theta(static_cast<std::size_t>(topics));
+    for (double& x : theta) x = gamma(rng) + 1e-12;
+    std::discrete_distribution<int> topic_of(theta.begin(), theta.end());
+    for (int i = 0; i < length; ++i) g.corpus.words.push_back(word_of[topic_of(rng)](rng));
+    g.corpus.doc_offsets.push_back(static_cast<std::int64_t>(g.corpus.words.size()));
+    g.corpus.doc_ids.push_back(m);
+  }
+  g.corpus.input_documents = docs;
+  g.corpus.check();
+  return g;
+}
+
+// The L1 distances of the true topics to the trained ones (phi: vocab x topics, row-major) under the one-to-one
+// matching with the smallest total (all permutations: keep `topics` small).
+template <typename T>
+std::vector<double> best_matching(const std::vector<std::vector<double>>& truth, const std::vector<T>& phi) {
+  const int topics = static_cast<int>(truth.size()), vocab = static_cast<int>(truth[0].size());
+  std::vector<std::vector<double>> distance(topics, std::vector<double>(topics, 0.0));
+  for (int a = 0; a < topics; ++a)
+    for (int b = 0; b < topics; ++b)
+      for (int w = 0; w < vocab; ++w) distance[a][b] += std::abs(truth[a][w] - phi[w * topics + b]);
+  std::vector<int> perm(topics), best;
+  std::iota(perm.begin(), perm.end(), 0);
+  double best_total = 1e300;
+  do {
+    double total = 0;
+    for (int a = 0; a < topics; ++a) total += distance[a][perm[a]];
+    if (total < best_total) {
+      best_total = total;
+      best = perm;
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  std::vector<double> matched(topics);
+  for (int a = 0; a < topics; ++a) matched[a] = distance[a][best[a]];
+  return matched;
 }
 
 }  // namespace bfly::lda::test
