@@ -5,6 +5,7 @@
 #include "bfly/gen/spec_catalog.hpp"
 #include "bfly/rt/driver.hpp"
 #include "bfly/rt/sampler.hpp"
+#include "chi_square.hpp"
 #include "table_kernels.hpp"
 
 #include <fmt/format.h>
@@ -81,34 +82,6 @@ class CpuBackend final : public Backend {
   }
 };
 
-// Q(a, x), the regularized upper incomplete gamma function (series below a + 1, continued fraction above).
-double gamma_q(double a, double x) {
-  if (x <= 0) return 1.0;
-  const double log_prefactor = -x + a * std::log(x) - std::lgamma(a);
-  if (x < a + 1) {
-    double term = 1.0 / a, sum = term;
-    for (int n = 1; n < 10000 && std::abs(term) > std::abs(sum) * 1e-15; ++n) {
-      term *= x / (a + n);
-      sum += term;
-    }
-    return 1.0 - sum * std::exp(log_prefactor);
-  }
-  constexpr double tiny = 1e-300;
-  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
-  for (int i = 1; i < 10000; ++i) {
-    const double an = -i * (i - a);
-    b += 2;
-    d = an * d + b;
-    if (std::abs(d) < tiny) d = tiny;
-    c = b + an / c;
-    if (std::abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    if (std::abs(d * c - 1) < 1e-15) break;
-  }
-  return std::exp(log_prefactor) * h;
-}
-
 struct Fit {
   double chi_square = 0;
   int degrees_of_freedom = 0;  // 0: a single category, nothing to test
@@ -137,7 +110,7 @@ Fit goodness_of_fit(const std::vector<double>& expected, const std::vector<long 
     ++bins;
   }
   fit.degrees_of_freedom = bins - 1;
-  if (fit.degrees_of_freedom > 0) fit.p_value = gamma_q(fit.degrees_of_freedom / 2.0, fit.chi_square / 2.0);
+  if (fit.degrees_of_freedom > 0) fit.p_value = bfly::stats::chi_square_p(fit.chi_square, fit.degrees_of_freedom);
   return fit;
 }
 
