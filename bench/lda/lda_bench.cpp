@@ -67,8 +67,9 @@ const char* kUsage =
     "  --quick            K in {16, 64, 256, 1024} (default: K = 4, 8, ..., 1024, Figure 11's sweep)\n"
     "  --K LIST           comma-separated K values (overrides the sweep)\n"
     "  --types LIST       f32,f64 (default both)\n"
-    "  --variants all|default   bfly kernels: W in {8,16,32} x {swap,addsub} plus the default spec (all; the\n"
-    "                     default for --quick and --K), or the default spec plus w32-addsub (default for the sweep)\n"
+    "  --variants all|default   bfly kernels: both layouts (lda_z_doc, lda_z) x W in {8,16,32} x {swap,addsub}\n"
+    "                     plus the default spec (all; the default for --quick and --K), or the default spec plus\n"
+    "                     w32-addsub of each layout (default for the sweep)\n"
     "  --runs N           timed runs per point (default 10), --warmup N (default 2)\n"
     "  --out-dir DIR      where <device>-<date>-lda.csv goes (default bench/results)\n";
 
@@ -195,8 +196,10 @@ struct Corpus {
   const int* words = nullptr;
 };
 
+// bfly-<variant>-w<W> for the paper's lane-per-document kernel (lda_z), bfly-doc-<variant>-w<W> for lda_z_doc.
 std::string algorithm_name(const bfly::gen::KernelSpec& spec) {
-  return fmt::format("bfly-{}-w{}", bfly::gen::name_of(spec.variant), spec.W);
+  return fmt::format("bfly-{}{}-w{}", spec.operation == bfly::gen::Operation::lda_z_doc ? "doc-" : "",
+                     bfly::gen::name_of(spec.variant), spec.W);
 }
 
 template <typename T>
@@ -239,12 +242,14 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const s
                                                                           {32, bfly::gen::Variant::swap},
                                                                           {32, bfly::gen::Variant::addsub}}
                        : std::vector<std::pair<int, bfly::gen::Variant>>{{32, bfly::gen::Variant::addsub}};
-    for (const auto& [W, variant] : sweep) {
-      bfly::rt::LdaZOptions options;
-      options.W = W;
-      options.variant = variant;
-      configs.push_back(options);
-    }
+    for (const bfly::gen::Operation operation : {bfly::gen::Operation::lda_z_doc, bfly::gen::Operation::lda_z})
+      for (const auto& [W, variant] : sweep) {
+        bfly::rt::LdaZOptions options;
+        options.operation = operation;
+        options.W = W;
+        options.variant = variant;
+        configs.push_back(options);
+      }
     std::vector<std::string> seen;
     bool have_reference = false;
     auto compare = [&](const std::string& name) {

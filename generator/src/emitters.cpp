@@ -46,10 +46,18 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int CHUNKS = {};  // running totals per row in shared memory (Algorithm 9 searches them)",
          geometry.chunks);
   w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
-         spec.operation == Operation::sample ? "row" : "document");
+         spec.operation == Operation::sample ? "row"
+         : spec.operation == Operation::lda_z ? "document"
+                                               : "token of the group's document in flight");
   if (spec.operation == Operation::lda_z)
     w.line("constexpr int THETA_LOCAL = {};  // theta values cached per lane (Algorithm 5)",
            std::max(1, (spec.linear_remnant() ? spec.remnant() : 0) + spec.blocks() * spec.W));
+  if (spec.operation == Operation::lda_z_doc) {
+    w.line("constexpr int GROUPS = {};  // groups (documents in flight) per CTA", geometry.rows_per_cta);
+    w.line("constexpr bool THETA_IN_SHARED = {};  // {}", geometry.theta_in_shared ? "true" : "false",
+           geometry.theta_in_shared ? "each group stages its document's theta row in shared memory"
+                                    : "theta rows are read from global memory (L1): K * GROUPS does not fit");
+  }
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
 
@@ -165,6 +173,13 @@ OperationText operation_text(const KernelSpec& spec) {
     t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
     t.remnant_guard = "m < M";
     t.check_weights = true;
+  } else if (spec.operation == Operation::lda_z_doc) {
+    t.remnant_element = "bfly::product(theta_row[j], my_phi[j])";
+    t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
+    t.prepare_block = "multiply_theta_row({a}, theta_row, {b}, r)";
+    t.load_chosen = "load_chosen_products_row(a, theta_row, phi, ld_phi, c_warp, {}, r)";
+    t.remnant_guard = "c >= 0";
+    t.check_weights = false;
   } else {
     t.remnant_element = "bfly::product(theta_local[j], my_phi[j])";
     t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
@@ -249,6 +264,67 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
 }
 
+namespace {
+
+// Algorithm 8 lines 13-17, the gather: lane r loads column (block start + r) of lane k's phi row, for every k.
+void load_phi_function(const KernelSpec& spec, CodeWriter& w) {
+  auto body = w.scope(
+      "__device__ __forceinline__ void load_phi(T (&a)[W], const T* phi, long long ld_phi, const int (&c_warp)[W], "
+      "int b, int r)");
+  w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
+  for (int k = 0; k < spec.W; ++k)
+    w.line("a[{0}] = c_warp[{0}] >= 0{1} ? phi[c_warp[{0}] * ld_phi + col] : T(0);", k,
+           spec.padded() ? " && col >= 0" : "");
+}
+
+}  // namespace
+
+void lda_doc_functions(const KernelSpec& spec, CodeWriter& w) {
+  const bool padded = spec.padded();
+  w.line("// Algorithm 8 lines 13-17 with one document per group: row k of block b holds the products");
+  w.line("// theta[doc][col] * phi[word of token k][col], col = block start + r. Every row shares the document, so");
+  w.line("// lane r needs one theta value per block, theta_row[col]; phi rows are gathered with transposed access.");
+  w.line("// load_phi only loads; multiply_theta_row forms the products when the block is used. bfly::product keeps");
+  w.line("// every product rounded, never fused into a later add, so both passes and the fallback see identical");
+  w.line("// weights. Lanes without a token (c < 0) give zeros.");
+  load_phi_function(spec, w);
+  w.blank();
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void multiply_theta_row(T (&a)[W], const T* theta_row, int b, int r)");
+    w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
+    w.line("const T t = {}theta_row[col]{};", padded ? "col >= 0 ? " : "", padded ? " : T(0)" : "");
+    for (int k = 0; k < spec.W; ++k) w.line("a[{0}] = bfly::product(t, a[{0}]);", k);
+  }
+  w.blank();
+  w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
+  {
+    auto body = w.scope(
+        "__device__ __forceinline__ void load_chosen_products_row(T (&a)[W], const T* theta_row, const T* phi, "
+        "long long ld_phi, const int (&c_warp)[W], int block, int r)");
+    for (int k = 0; k < spec.W; ++k) {
+      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int col = FIRST_BLOCK_COLUMN + b * W + r;", k);
+      w.line("  a[{0}] = c_warp[{0}] >= 0 && b < BLOCKS{1} ? bfly::product(theta_row[col], "
+             "phi[c_warp[{0}] * ld_phi + col]) : T(0); }}", k, padded ? " && col >= 0" : "");
+    }
+  }
+}
+
+void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
+  (void)spec;
+  if (geometry.theta_in_shared) {
+    w.line("// The group's document row of theta, staged once in shared memory: every token of the document reads it.");
+    w.line("__shared__ T theta_rows[GROUPS][K];");
+    w.line("T* const theta_row = theta_rows[threadIdx.x / W];");
+    w.line("for (int j = r; j < K; j += W) theta_row[j] = m < D ? theta[m * ld_theta + j] : T(0);");
+    w.line("__syncwarp();  // the row is complete before any lane of the group reads it");
+  } else {
+    w.line("// The group's document row of theta, read where it lies (K * GROUPS values do not fit in shared memory);");
+    w.line("// every token of the document reads it again, from L1. Groups past the last document read row 0.");
+    w.line("const T* const theta_row = theta + (m < D ? m : 0) * ld_theta;");
+  }
+}
+
 void lda_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool padded = spec.padded();
   w.line("// Algorithm 8 lines 13-17: the products theta[doc k][col] * phi[word k][col] of block b, where lane r");
@@ -256,15 +332,7 @@ void lda_functions(const KernelSpec& spec, CodeWriter& w) {
   w.line("// (Algorithm 5). load_phi only loads; multiply_theta forms the products when the block is used.");
   w.line("// bfly::product keeps every product a rounded product, never fused into a later add, so both passes");
   w.line("// and the fallback compute identical weights. Lanes without a token (c < 0) give zeros.");
-  {
-    auto body = w.scope(
-        "__device__ __forceinline__ void load_phi(T (&a)[W], const T* phi, long long ld_phi, const int (&c_warp)[W], "
-        "int b, int r)");
-    w.line("const int col = FIRST_BLOCK_COLUMN + b * W + r;");
-    for (int k = 0; k < spec.W; ++k)
-      w.line("a[{0}] = c_warp[{0}] >= 0{1} ? phi[c_warp[{0}] * ld_phi + col] : T(0);", k,
-             padded ? " && col >= 0" : "");
-  }
+  load_phi_function(spec, w);
   w.blank();
   {
     auto body = w.scope(

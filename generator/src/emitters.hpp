@@ -40,6 +40,11 @@ OperationText operation_text(const KernelSpec& spec);
 void lda_functions(const KernelSpec& spec, CodeWriter& w);
 void cache_theta(const KernelSpec& spec, CodeWriter& w);
 
+// The same for lda_z_doc: one document per group, its theta row staged in shared memory (or read from L1), the
+// products of block b formed from theta_row[block start + r] and the gathered phi rows.
+void lda_doc_functions(const KernelSpec& spec, CodeWriter& w);
+void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);

@@ -20,12 +20,17 @@ namespace bfly::gen {
 namespace {
 
 constexpr int kThreadsPerCta = 128;
+// lda_z_doc: CTAs of 64 threads (2 to 16 documents), so that a theta row per group fits in static shared memory
+// beside the running totals up to K = 1024 in f64.
+constexpr int kDocThreadsPerCta = 64;
+constexpr int kMaxStaticShared = 48 * 1024;
 constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
 // Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
 // beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
 constexpr int kBlocksInFlight = 2;
 constexpr std::string_view kSampleSkeleton = "bfly/sample_kernel.skeleton.cuh";
 constexpr std::string_view kLdaZSkeleton = "bfly/lda_z_kernel.skeleton.cuh";
+constexpr std::string_view kLdaZDocSkeleton = "bfly/lda_z_doc_kernel.skeleton.cuh";
 
 std::string header_comment(const KernelSpec& spec, const std::string& name) {
   CodeWriter w;
@@ -39,8 +44,12 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
     w.line("// Draws a topic for every token from theta[doc] * phi[word] with the butterfly-patterned partial sums of");
   w.line("// {}Tristan (\"Using Butterfly-Patterned Partial Sums to Draw from Discrete Distributions\", ACM TOPC 2019):",
          spec.operation == Operation::sample ? "" : "Steele and ");
-  w.line("// Algorithms 7-10, {} variant ({}).", name_of(spec.variant),
-         spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
+  if (spec.operation == Operation::lda_z_doc)
+    w.line("// Algorithms 8-10 with one document per group of W lanes, {} variant ({}).", name_of(spec.variant),
+           spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
+  else
+    w.line("// Algorithms 7-10, {} variant ({}).", name_of(spec.variant),
+           spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
   w.line("// Pass 1 reads every weight once and keeps the running totals of the blocks in shared memory; pass 2");
   w.line("// finds the block (Algorithm 9), reloads it and searches its table (Algorithm 10).");
   std::string text = w.text();
@@ -60,11 +69,18 @@ std::string_view bfly_version() { return BFLY_VERSION; }
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
-  g.threads_per_cta = kThreadsPerCta;
+  const bool per_group = spec.operation == Operation::lda_z_doc;
+  g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
+  g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
   const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
   g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
+  if (per_group) {
+    const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
+    g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
+    if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
+  }
   g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
   return g;
 }
@@ -74,13 +90,14 @@ Source generate(const KernelSpec& spec) {
   const LaunchGeometry geometry = launch_geometry(spec);
   const std::string name = kernel_name(spec);
 
-  const bool lda = spec.operation == Operation::lda_z;
+  const bool lda = spec.operation == Operation::lda_z, lda_doc = spec.operation == Operation::lda_z_doc;
   CodeWriter constants, functions, shared, theta, pass1, combine, pass2;
   emit::constants(spec, geometry, constants);
   emit::build_table(spec.W, spec.variant, functions);
   if (spec.blocks() > 0) {
     functions.blank();
     if (lda) emit::lda_functions(spec, functions);
+    else if (lda_doc) emit::lda_doc_functions(spec, functions);
     else emit::load_functions(spec, functions);
     functions.blank();
     emit::search_block(spec.W, spec.variant, functions);
@@ -104,11 +121,14 @@ Source generate(const KernelSpec& spec) {
   if (lda) {
     emit::cache_theta(spec, theta);
     values["cache_theta"] = without_trailing_newline(theta.text());
+  } else if (lda_doc) {
+    emit::stage_theta_row(spec, geometry, theta);
+    values["stage_theta"] = without_trailing_newline(theta.text());
   } else {
     emit::combine_bad(spec.W, combine);
     values["combine_bad"] = without_trailing_newline(combine.text());
   }
-  const std::string_view skeleton = lda ? kLdaZSkeleton : kSampleSkeleton;
+  const std::string_view skeleton = lda ? kLdaZSkeleton : lda_doc ? kLdaZDocSkeleton : kSampleSkeleton;
   Source source;
   source.spec = spec;
   source.kernel_name = name;

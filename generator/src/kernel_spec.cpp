@@ -34,7 +34,8 @@ const ElementTypeInfo& info(ElementType type) {
 constexpr std::array kVariantNames = {std::pair{Variant::swap, std::string_view("swap")},
                                       std::pair{Variant::addsub, std::string_view("addsub")}};
 constexpr std::array kOperationNames = {std::pair{Operation::sample, std::string_view("sample")},
-                                        std::pair{Operation::lda_z, std::string_view("lda_z")}};
+                                        std::pair{Operation::lda_z, std::string_view("lda_z")},
+                                        std::pair{Operation::lda_z_doc, std::string_view("lda_z_doc")}};
 
 template <typename Table>
 std::string allowed_names(const Table& table) {
@@ -125,7 +126,7 @@ KernelSpec parse_kernel_name(std::string_view name) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>; the operation may itself contain '_' (lda_z).
+  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>; the operation may itself contain '_' (lda_z_doc).
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
   std::string operation(fields[1]);
   for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);

@@ -39,11 +39,12 @@ std::vector<KernelSpec> lda_test_specs() {
     for (int K : {1, 3, W + 1, 71, 300})
       for (int R : {0, W - 1})
         for (ElementType type : kTypes)
-          for (Variant variant : kVariants) {
-            const KernelSpec spec{W, K, R, type, variant, Operation::lda_z};
-            spec.validate();
-            if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
-          }
+          for (Variant variant : kVariants)
+            for (Operation operation : {Operation::lda_z, Operation::lda_z_doc}) {
+              const KernelSpec spec{W, K, R, type, variant, operation};
+              spec.validate();
+              if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+            }
   return specs;
 }
 
@@ -55,6 +56,7 @@ std::vector<KernelSpec> compile_test_specs() {
         for (int K : {1, 71, 1024, 4097})
           specs.push_back(KernelSpec{W, K, std::min(8, W - 1), type, variant, Operation::sample});
         specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), type, variant, Operation::lda_z});
+        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), type, variant, Operation::lda_z_doc});
       }
   return specs;
 }

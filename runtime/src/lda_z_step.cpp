@@ -23,16 +23,20 @@ LdaZStep& LdaZStep::operator=(LdaZStep&&) noexcept = default;
 LdaZStep::~LdaZStep() = default;
 
 gen::KernelSpec LdaZStep::choose_spec(int K, gen::ElementType type, const LdaZOptions& options) {
+  const gen::Operation operation = options.operation.value_or(gen::Operation::lda_z_doc);
+  if (!gen::is_lda(operation))
+    throw Error(fmt::format("LdaZOptions::operation = {} is not an LDA z-step; use lda_z_doc or lda_z",
+                            gen::name_of(operation)));
   SamplerOptions sampler;
   sampler.W = options.W;
   sampler.variant = options.variant;
   sampler.R = options.R;
   // The z-step gathers phi rows per token, and wider groups keep more of them in flight: on the paper-shaped
-  // corpus (H100, bench/results 2026-11-22) W = 32 beat W = 16 from K = 256 on (f32 K = 1024: 12.1 ms against
-  // 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.
+  // corpus (H100, bench/results 2026-11-22) the lane-per-document kernel with W = 32 beat W = 16 from K = 256 on
+  // (f32 K = 1024: 12.1 ms against 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.
   if (!sampler.W && K >= 256) sampler.W = 32;
   gen::KernelSpec spec = Sampler::choose_spec(K, type, sampler);
-  spec.operation = gen::Operation::lda_z;
+  spec.operation = operation;
   return spec;
 }
 

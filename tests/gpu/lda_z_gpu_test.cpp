@@ -38,6 +38,7 @@ void compare_with_cpu(const CpuLdaKernel& kernel, std::mt19937_64& rng, long lon
                 cpu_invalid, seed, iteration);
 
   rt::LdaZOptions options;
+  options.operation = kernel.spec.operation;
   options.W = kernel.spec.W;
   options.variant = kernel.spec.variant;
   options.R = kernel.spec.R;

@@ -130,13 +130,19 @@ namespace {
 TEST(LdaZStep, ChooseSpecRule) {
   const LdaZOptions none;
   const gen::KernelSpec small = LdaZStep::choose_spec(100, gen::ElementType::f32, none);
-  EXPECT_EQ(small.operation, gen::Operation::lda_z);
+  EXPECT_EQ(small.operation, gen::Operation::lda_z_doc);
   EXPECT_EQ(small.W, 16);
   EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, none).W, 32);
   EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::swap);
   LdaZOptions forced;
   forced.W = 8;
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, forced).W, 8);
+  forced.operation = gen::Operation::lda_z;
+  const gen::KernelSpec spec = LdaZStep::choose_spec(1024, gen::ElementType::f32, forced);
+  EXPECT_EQ(spec.W, 8);
+  EXPECT_EQ(spec.operation, gen::Operation::lda_z);
+  LdaZOptions not_lda;
+  not_lda.operation = gen::Operation::sample;
+  EXPECT_THROW(LdaZStep::choose_spec(64, gen::ElementType::f32, not_lda), Error);
 }
 
 }  // namespace

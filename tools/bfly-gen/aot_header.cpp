@@ -35,7 +35,7 @@ struct LaunchAbi {
 
 LaunchAbi launch_abi(const gen::KernelSpec& spec) {
   const std::string_view T = gen::cuda_type(spec.type);
-  if (spec.operation == gen::Operation::lda_z) {
+  if (gen::is_lda(spec.operation)) {
     return LaunchAbi{
         fmt::format("const {0}* theta, long long ld_theta, const {0}* phi, long long ld_phi,\n"
                     "    const long long* doc_offsets, const int* words, int* z, long long D,\n"
@@ -95,14 +95,15 @@ std::string usage_comment(const gen::KernelSpec& spec, const LaunchAbi& abi, con
       "{usage}"
       "//\n"
       "// The launch function returns cudaErrorInvalidValue for bad arguments, cudaSuccess without launching when\n"
-      "// {rows} == 0, and otherwise the status of the launch ({threads} threads per CTA, one {unit} per thread). It\n"
+      "// {rows} == 0, and otherwise the status of the launch ({threads} threads per CTA, one {unit} per {per}). It\n"
       "// does not synchronize. It is defined only under nvcc (__CUDACC__): compiled as C++ after\n"
       "// bfly/lockstep.hpp, this file runs the same kernel on the CPU instead.\n",
       fmt::arg("name", gen::kernel_name(spec)), fmt::arg("operation", gen::name_of(spec.operation)),
       fmt::arg("K", spec.K), fmt::arg("W", spec.W), fmt::arg("R", spec.R), fmt::arg("type", gen::name_of(spec.type)),
       fmt::arg("variant", gen::name_of(spec.variant)), fmt::arg("version", gen::bfly_version()),
       fmt::arg("usage", abi.usage), fmt::arg("rows", abi.rows), fmt::arg("threads", g.threads_per_cta),
-      fmt::arg("unit", abi.rows == "D" ? "document" : "row"));
+      fmt::arg("unit", abi.rows == "D" ? "document" : "row"),
+      fmt::arg("per", g.rows_per_cta == g.threads_per_cta ? "thread" : "group of W threads"));
 }
 
 std::string launch_function(const std::string& name, const LaunchAbi& abi, const gen::LaunchGeometry& g) {
@@ -112,12 +113,13 @@ std::string launch_function(const std::string& name, const LaunchAbi& abi, const
       "inline cudaError_t {name}_launch(\n"
       "    {parameters},\n"
       "    cudaStream_t stream = 0) {{\n"
-      "  constexpr long long kThreadsPerCta = {threads};  // one {unit} per thread\n"
+      "  constexpr long long kThreadsPerCta = {threads};  // one {unit} per {per}\n"
+      "  constexpr long long k{Units}PerCta = {per_cta};\n"
       "  constexpr long long kMaxGrid = 2147483647;  // gridDim.x limit\n"
       "  if ({bad_shape}) return cudaErrorInvalidValue;\n"
       "  if ({rows} == 0) return cudaSuccess;\n"
       "{checks}"
-      "  const long long grid = ({rows} + kThreadsPerCta - 1) / kThreadsPerCta;\n"
+      "  const long long grid = ({rows} + k{Units}PerCta - 1) / k{Units}PerCta;\n"
       "  if (grid > kMaxGrid) return cudaErrorInvalidValue;\n"
       "  const dim3 grid_dim(static_cast<unsigned int>(grid)), block_dim(static_cast<unsigned int>(kThreadsPerCta));\n"
       "  {name}<<<grid_dim, block_dim, 0, stream>>>(\n"
@@ -127,8 +129,9 @@ std::string launch_function(const std::string& name, const LaunchAbi& abi, const
       "#endif  // __CUDACC__\n",
       fmt::arg("name", name), fmt::arg("parameters", abi.parameters), fmt::arg("arguments", abi.arguments),
       fmt::arg("rows", abi.rows), fmt::arg("bad_shape", abi.bad_shape), fmt::arg("checks", abi.checks),
-      fmt::arg("threads", g.threads_per_cta),
-      fmt::arg("unit", abi.rows == "D" ? "document" : "row"));
+      fmt::arg("threads", g.threads_per_cta), fmt::arg("unit", abi.rows == "D" ? "document" : "row"),
+      fmt::arg("per", g.rows_per_cta == g.threads_per_cta ? "thread" : "group of W threads"),
+      fmt::arg("Units", abi.rows == "D" ? "Documents" : "Rows"), fmt::arg("per_cta", g.rows_per_cta));
 }
 
 }  // namespace

@@ -73,15 +73,15 @@ void write_draw_kernels(int shards, const std::string& dir) {
       const Source source = generate(spec);
       const LaunchGeometry g = launch_geometry(spec);
       kernels += source.text + "\n";
-      if (spec.operation == Operation::lda_z) {
+      if (is_lda(spec.operation)) {
         entries += fmt::format(
             "  lda.push_back(CpuLdaKernel{{parse_kernel_name(\"{0}\"), \"{0}\", {1}, [](const void* theta, long long "
             "ldt, const void* phi, long long ldp, const long long* offsets, const int* words, int* z, long long D, "
             "unsigned long long* inv, unsigned long long seed, unsigned int it) {{\n"
-            "    bfly::lockstep::launch({0}, dim3(static_cast<unsigned>((D + {1} - 1) / {1})), dim3({1}), "
+            "    bfly::lockstep::launch({0}, dim3(static_cast<unsigned>((D + {3} - 1) / {3})), dim3({1}), "
             "static_cast<const {2}*>(theta), ldt, static_cast<const {2}*>(phi), ldp, offsets, words, z, D, inv, seed, "
             "it);\n  }}}});\n",
-            source.kernel_name, g.threads_per_cta, cuda_type(spec.type));
+            source.kernel_name, g.threads_per_cta, cuda_type(spec.type), g.rows_per_cta);
         continue;
       }
       entries += fmt::format(

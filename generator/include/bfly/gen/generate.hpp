@@ -11,12 +11,14 @@ namespace bfly::gen {
 // How a generated kernel is launched. The generated text embeds the same numbers, and the runtime,
 // the ahead-of-time header and the CPU execution all compute grids from this one function.
 struct LaunchGeometry {
-  int threads_per_cta = 0;   // blockDim.x; each thread draws for one row
+  int threads_per_cta = 0;   // blockDim.x
+  int rows_per_cta = 0;      // rows (sample) or documents (lda_z: one per thread; lda_z_doc: one per group)
   int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry (0: <= 1 block)
-  int chunks = 0;            // shared-memory running totals per row (0 for rows of at most one block)
+  int chunks = 0;            // shared-memory running totals per thread (0 for rows of at most one block)
+  bool theta_in_shared = false;  // lda_z_doc: each group's theta row is staged in shared memory (else read from L1)
   int static_shared_bytes = 0;
   int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
-  long long grid_for_rows(long long M) const { return (M + threads_per_cta - 1) / threads_per_cta; }
+  long long grid_for_rows(long long M) const { return (M + rows_per_cta - 1) / rows_per_cta; }
 };
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
@@ -39,7 +41,8 @@ struct Source {
 // invalid rows to [0] (atomicAdd) and lowers [1] to the first invalid row (atomicMin).
 // Grid: launch_geometry(spec).grid_for_rows(M) CTAs of threads_per_cta threads, no dynamic shared memory.
 //
-// Kernel ABI of operation `lda_z` (one thread per document; grid_for_rows(D) CTAs):
+// Kernel ABI of operations `lda_z` (one thread per document) and `lda_z_doc` (one group of W threads per
+// document); both launch grid_for_rows(D) CTAs of threads_per_cta threads:
 //   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
 //                                             const long long* doc_offsets, const int* words, int* z, long long D,
 //                                             unsigned long long* invalid_tokens,

@@ -16,14 +16,19 @@ enum class ElementType { f32, f64 };
 enum class Variant { swap, addsub };
 
 // What the kernel does around the table build and search: `sample` draws one category per row of explicit
-// weights; `lda_z` draws a topic per token from theta[doc] * phi[word] (the paper's LDA z-step).
-enum class Operation { sample, lda_z };
+// weights; `lda_z` draws a topic per token from theta[doc] * phi[word] (the paper's LDA z-step, one document per
+// lane, Algorithm 7); `lda_z_doc` draws the same topics with one document per group: the W lanes take W tokens
+// of one document at a time, so theta[doc] is one row shared by the group instead of W rows cached per lane.
+enum class Operation { sample, lda_z, lda_z_doc };
+
+// True for the LDA z-step operations (lda_z, lda_z_doc), which share one kernel ABI.
+constexpr bool is_lda(Operation operation) { return operation != Operation::sample; }
 
 std::string_view name_of(ElementType type);   // "f32"
 std::string_view cuda_type(ElementType type);  // "float"
 int size_of(ElementType type);                 // 4
 std::string_view name_of(Variant variant);     // "addsub"
-std::string_view name_of(Operation operation); // "sample", "lda_z"
+std::string_view name_of(Operation operation); // "sample", "lda_z", "lda_z_doc"
 ElementType parse_element_type(std::string_view text);  // throws bfly::Error listing the allowed values
 Variant parse_variant(std::string_view text);
 Operation parse_operation(std::string_view text);

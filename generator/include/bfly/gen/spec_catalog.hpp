@@ -16,12 +16,12 @@ std::vector<int> remnant_thresholds_for(int W);
 // f32 and f64; swap and addsub. Every spec is valid and appears once.
 std::vector<KernelSpec> draw_test_specs();
 
-// The lda_z draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
-// swap and addsub. Every spec is valid and appears once.
+// The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
+// swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
 std::vector<KernelSpec> lda_test_specs();
 
 // W in {4, 8, 16, 32}; K in {1, 71, 1024, 4097}; R = 8 clamped; f32 and f64; swap and addsub; sample, plus
-// lda_z at K = 1024.
+// lda_z and lda_z_doc at K = 1024.
 std::vector<KernelSpec> compile_test_specs();
 
 // The spec of the README's example: W = 32, K = 1024, R = 8, f32, addsub.

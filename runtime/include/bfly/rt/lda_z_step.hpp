@@ -14,6 +14,9 @@ namespace bfly::rt {
 
 // What the caller may force; anything left empty is chosen by LdaZStep::choose_spec.
 struct LdaZOptions {
+  // gen::Operation::lda_z_doc (one document per group of W lanes) or gen::Operation::lda_z (the paper's Algorithm 7,
+  // one document per lane). Both take the same arguments and draw the same topics up to rounding at a boundary.
+  std::optional<gen::Operation> operation;
   std::optional<int> W;  // 4, 8, 16 or 32
   std::optional<gen::Variant> variant;
   std::optional<int> R;  // remnant threshold, 0 .. W-1
