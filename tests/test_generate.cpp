@@ -85,6 +85,32 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
                bfly::Error);
 }
 
+// lda_z_doc: one document per group of W threads in CTAs of 64; the theta rows of the CTA's documents go to
+// shared memory when they fit beside the running totals (48 KiB of static shared memory), else stay in global.
+TEST(Generate, LdaZDocGeometry) {
+  const KernelSpec small{32, 1024, 8, ElementType::f32, Variant::addsub, Operation::lda_z_doc};
+  const LaunchGeometry g = launch_geometry(small);
+  EXPECT_EQ(g.threads_per_cta, 64);
+  EXPECT_EQ(g.rows_per_cta, 2);
+  EXPECT_TRUE(g.theta_in_shared);
+  EXPECT_EQ(g.static_shared_bytes, 32 * 64 * 4 + 2 * 1024 * 4);  // running totals + two theta rows
+  EXPECT_EQ(g.grid_for_rows(5), 3);
+  const KernelSpec wide{4, 300, 0, ElementType::f64, Variant::swap, Operation::lda_z_doc};  // 16 documents per CTA
+  const LaunchGeometry big = launch_geometry(wide);
+  EXPECT_EQ(big.rows_per_cta, 16);
+  EXPECT_FALSE(big.theta_in_shared);
+  EXPECT_LE(big.static_shared_bytes, 48 * 1024);
+  EXPECT_TRUE(contains(generate(small).text, "__shared__ T theta_rows[GROUPS][K];"));
+  EXPECT_FALSE(contains(generate(wide).text, "theta_rows"));
+  for (const KernelSpec& spec : lda_test_specs()) {
+    const LaunchGeometry lg = launch_geometry(spec);
+    EXPECT_LE(lg.static_shared_bytes, 48 * 1024) << kernel_name(spec);
+    EXPECT_EQ(lg.rows_per_cta * (spec.operation == Operation::lda_z_doc ? spec.W : 1), lg.threads_per_cta)
+        << kernel_name(spec);
+  }
+  EXPECT_EQ(parse_kernel_name("bfly_lda_z_doc_f32_w32_k1024_r8_addsub"), small);
+}
+
 class Golden : public testing::TestWithParam<const char*> {};
 
 TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
@@ -106,6 +132,7 @@ TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
 INSTANTIATE_TEST_SUITE_P(Specs, Golden,
                          testing::Values("bfly_sample_f32_w4_k10_r3_addsub", "bfly_sample_f64_w8_k71_r0_swap",
                                          "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_sample_f32_w16_k3_r8_swap",
-                                         "bfly_sample_f32_w8_k4097_r7_addsub", "bfly_lda_z_f32_w8_k71_r7_addsub"));
+                                         "bfly_sample_f32_w8_k4097_r7_addsub", "bfly_lda_z_f32_w8_k71_r7_addsub",
+                                         "bfly_lda_z_doc_f32_w8_k71_r7_addsub", "bfly_lda_z_doc_f64_w4_k300_r0_swap"));
 
 }  // namespace

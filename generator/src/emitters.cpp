@@ -24,7 +24,8 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeW
 
 void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
-  w.line("constexpr int W = {};  // lanes per group; a group draws for W consecutive rows", spec.W);
+  w.line("constexpr int W = {};  // lanes per group; a group draws for W {}", spec.W,
+         spec.operation == Operation::lda_z_doc ? "tokens of its document at a time" : "consecutive rows");
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
   if (spec.linear_remnant())

@@ -10,6 +10,16 @@
 #include <tuple>
 
 namespace bfly::rt {
+namespace {
+
+// lda_z_doc: the smallest K given W = 32 (below: the Sampler's rule, W = 16 from K = 16 on). From the K = 4..1024
+// sweeps on the paper-shaped corpus (H100, bench/results/h100-80gb-hbm3-2026-11-23-lda-sweep-f{32,64}.csv): in f32
+// W = 16 was faster at 212 of the 253 K >= 16 and W = 32 only at large multiples of 32 (K = 1024: 2.02 ms
+// against 2.39); this threshold leaves the choice within 1.2% of the better of the two on average (17% at worst).
+// In f64 W = 16 falls behind from K ~ 600 (K = 768: 6.06 ms against 3.14); threshold 512: within 1.5% on average.
+constexpr int doc_w32_from_k(gen::ElementType type) { return type == gen::ElementType::f32 ? 1024 : 512; }
+
+}  // namespace
 
 struct LdaZStep::State {
   LoadedKernels kernels;
@@ -31,10 +41,16 @@ gen::KernelSpec LdaZStep::choose_spec(int K, gen::ElementType type, const LdaZOp
   sampler.W = options.W;
   sampler.variant = options.variant;
   sampler.R = options.R;
-  // The z-step gathers phi rows per token, and wider groups keep more of them in flight: on the paper-shaped
-  // corpus (H100, bench/results 2026-11-22) the lane-per-document kernel with W = 32 beat W = 16 from K = 256 on
-  // (f32 K = 1024: 12.1 ms against 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.
-  if (!sampler.W && K >= 256) sampler.W = 32;
+  if (operation == gen::Operation::lda_z_doc) {
+    // One document per group: W = 32 from doc_w32_from_k(type) on, and addsub in both types (quick run of
+    // 2026-11-23, K = 1024: f64 4.07 ms against 4.49 for swap; f32 2.02 against 2.22).
+    if (!sampler.W && K >= doc_w32_from_k(type)) sampler.W = 32;
+    if (!sampler.variant) sampler.variant = gen::Variant::addsub;
+  } else {
+    // One document per lane (the paper's Algorithm 7): W = 32 beat W = 16 from K = 256 on (2026-11-22; f32
+    // K = 1024: 12.1 ms against 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.
+    if (!sampler.W && K >= 256) sampler.W = 32;
+  }
   gen::KernelSpec spec = Sampler::choose_spec(K, type, sampler);
   spec.operation = operation;
   return spec;

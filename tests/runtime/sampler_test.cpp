@@ -132,8 +132,15 @@ TEST(LdaZStep, ChooseSpecRule) {
   const gen::KernelSpec small = LdaZStep::choose_spec(100, gen::ElementType::f32, none);
   EXPECT_EQ(small.operation, gen::Operation::lda_z_doc);
   EXPECT_EQ(small.W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, none).W, 32);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::swap);
+  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(LdaZStep::choose_spec(512, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, none).W, 32);
+  EXPECT_EQ(LdaZStep::choose_spec(512, gen::ElementType::f64, none).W, 32);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::addsub);
+  LdaZOptions paper;
+  paper.operation = gen::Operation::lda_z;
+  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, paper).W, 32);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, paper).variant, gen::Variant::swap);
   LdaZOptions forced;
   forced.W = 8;
   forced.operation = gen::Operation::lda_z;

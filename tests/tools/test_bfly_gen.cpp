@@ -309,6 +309,29 @@ TEST_F(BflyGen, LdaZHeaderCompilesWithNvcc) {
   EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
 }
 
+// The one-document-per-group z-step: its launch function covers D documents with W threads each.
+TEST_F(BflyGen, LdaZDocHeaderCompilesWithNvcc) {
+  const std::string nvcc = BFLY_NVCC_PATH;
+  ASSERT_TRUE(fs::exists(nvcc)) << "nvcc not found at " << nvcc << " (the CUDA toolkit is required)";
+  const Result r = bfly_gen("generate --operation lda_z_doc --K 1024 --W 32 --type f32 -o " +
+                            quote((scratch_ / "doc.cuh").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string header = read_file(scratch_ / "doc.cuh");
+  EXPECT_NE(header.find("constexpr long long kDocumentsPerCta = 2;"), std::string::npos) << header.substr(0, 3000);
+  EXPECT_NE(header.find("one document per group of W threads"), std::string::npos);
+  write_file(scratch_ / "doc.cu",
+             "#include \"doc.cuh\"\n"
+             "cudaError_t step(const float* theta, const float* phi, const long long* offsets, const int* words,\n"
+             "                 int* z, long long D) {\n"
+             "  return bfly_lda_z_doc_f32_w32_k1024_r8_addsub_launch(theta, 1024, phi, 1024, offsets, words, z, D,\n"
+             "                                                       nullptr, 1, 0);\n"
+             "}\n");
+  const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
+                                       " -arch=sm_90 -c doc.cu -o doc.o 2>&1",
+                                   scratch_);
+  EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
+}
+
 // Compiled as C++ after bfly/lockstep.hpp, the same header runs its kernel on the CPU (no launch function).
 TEST_F(BflyGen, GeneratedHeaderRunsOnTheCpuAfterLockstep) {
   ASSERT_EQ(bfly_gen("generate --K 100 -o " + quote((scratch_ / "k.cuh").string())).status, 0);

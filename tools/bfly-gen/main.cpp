@@ -12,6 +12,7 @@
 #include "bfly/gen/generate.hpp"
 #include "bfly/gen/kernel_spec.hpp"
 #include "bfly/rt/inspect.hpp"
+#include "bfly/rt/lda_z_step.hpp"
 #include "bfly/rt/sampler.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +41,9 @@ const std::vector<Flag> kSpecFlags = {
                        "(default: min(8, W-1))"},
     {"--type", "T", "element type of weights and sums: f32 or f64 (default f32)"},
     {"--variant", "V", "butterfly variant: swap (Figure 4) or addsub (Figure 8) (default addsub)"},
-    {"--operation", "OP", "sample (explicit M x K weights) or lda_z (theta[doc] * phi[word]) (default sample)"},
+    {"--operation", "OP",
+     "sample (explicit M x K weights), lda_z_doc (LDA z-step, theta[doc] * phi[word], one document per group of W "
+     "threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) (default sample)"},
 };
 
 constexpr std::string_view kSpecUsage =
@@ -99,12 +102,17 @@ gen::KernelSpec spec_from_args(const Args& args) {
     forced.R = *R;
     checked_flag("--remnant", std::to_string(*R), [&] { rt::Sampler::choose_spec(*K, type, forced); });
   }
-  gen::KernelSpec spec = rt::Sampler::choose_spec(*K, type, forced);
-  if (const auto text = args.value("--operation")) {
-    spec.operation = checked_flag("--operation", *text, [&] { return gen::parse_operation(*text); });
-    checked_flag("--operation", *text, [&] { spec.validate(); });
-  }
-  return spec;
+  gen::Operation operation = gen::Operation::sample;
+  if (const auto text = args.value("--operation"))
+    operation = checked_flag("--operation", *text, [&] { return gen::parse_operation(*text); });
+  if (!gen::is_lda(operation)) return rt::Sampler::choose_spec(*K, type, forced);
+  // The LDA z-step's defaults are the ones rt::LdaZStep picks.
+  rt::LdaZOptions lda;
+  lda.operation = operation;
+  lda.W = forced.W;
+  lda.variant = forced.variant;
+  lda.R = forced.R;
+  return rt::LdaZStep::choose_spec(*K, type, lda);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -230,7 +238,8 @@ const std::vector<Command>& commands() {
        "Writes the ahead-of-time header of one kernel spec: the generated kernel with bfly's fragments pasted in,\n"
        "and under #ifdef __CUDACC__ an inline host function <kernel_name>_launch(weights, M, ld, out,\n"
        "invalid_rows, seed, iteration, stream) that checks its arguments and computes the grid from M (for\n"
-       "lda_z: the kernel's arguments, grid from the D documents). Include it in one .cu file of an nvcc build.\n"
+       "lda_z and lda_z_doc: the kernel's arguments, grid from the D documents). Include it in one .cu file of an\n"
+       "nvcc build.\n"
        "The same spec always gives the same bytes; an existing FILE is rewritten only when its content changes\n"
        "(atomically: temporary file, then rename).\n"
        "\n"

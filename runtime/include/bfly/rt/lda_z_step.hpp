@@ -49,8 +49,9 @@ class LdaZStep {
                  const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
                  unsigned int iteration, CUstream_st* stream = nullptr);
 
-  // The spec used for K and type: the Sampler's rule (Sampler::choose_spec) with operation lda_z, except W = 32
-  // for K >= 256 (faster for the z-step's gathered phi rows on an H100).
+  // The spec used for K and type: operation lda_z_doc unless options.operation says lda_z; the Sampler's rule
+  // (Sampler::choose_spec) for W and R, except W = 32 from K = 1024 on in f32 and from K = 512 in f64 (lda_z_doc;
+  // from K = 256 for lda_z), and the addsub variant for lda_z_doc in both types. Measured on an H100 (bench/results).
   static gen::KernelSpec choose_spec(int K, gen::ElementType type, const LdaZOptions& options);
 
  private:
