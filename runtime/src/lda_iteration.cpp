@@ -21,27 +21,10 @@ namespace {
 constexpr int kRowThreads = 256;           // kWarpsPerBlock (8) warps, one per document or word row
 constexpr int kSharedTopicsMax = 12288;    // n_k histogram in 48 KiB of dynamic shared memory up to this K
 constexpr long long kRowsPerChunk = 256;   // rows per column-sum partial (Dirichlet draws of phi)
-
-// The one source text of the kernels of `type`: the template file and the instantiation lines that choose the
-// element type (nothing else is written here).
-gen::Source iteration_source(gen::ElementType type) {
-  gen::Source source;
-  source.spec.type = type;
-  source.spec.K = 1;
-  source.spec.W = 4;
-  source.spec.R = 0;
-  source.spec.operation = gen::Operation::lda_z;
-  source.kernel_name = fmt::format("bfly_lda_iteration_{}", gen::name_of(type));
-  source.text = fmt::format(
-      "// {}: the LDA iteration kernels of bfly/lda_iteration.cuh for {} (bfly {}); made by "
-      "bfly::rt::LdaIteration, do not edit.\n"
-      "#include \"bfly/lda_iteration.cuh\"\n"
-      "BFLY_LDA_ITERATION_COMMON_KERNELS()\n"
-      "BFLY_LDA_ITERATION_TYPED_KERNELS({}, {})\n",
-      source.kernel_name, gen::name_of(type), gen::bfly_version(), gen::cuda_type(type), gen::name_of(type));
-  source.headers = {"bfly/lda_iteration.cuh", "bfly/philox.cuh"};
-  return source;
-}
+// Counts below this have their log-likelihood term lgamma(n + prior) - lgamma(prior) looked up in a table made
+// per prior (bfly_lda_lgamma_table) instead of calling lgamma on the one or two lanes of a warp that hold a non-zero
+// count (H100, K = 1024 f32: the theta kernel took 0.65 ms, the phi kernel 0.28 ms; bench/lda/NOTES.md).
+constexpr int kCountTerms = 1024;
 
 CUfunction function(const Module& module, const std::string& name) {
   CUfunction f = nullptr;
@@ -74,12 +57,34 @@ CUdeviceptr ptr(T* p) {
 
 }  // namespace
 
+// The one source text of the kernels of `type`: the template file and the instantiation lines that choose the
+// element type (nothing else is written here).
+gen::Source lda_iteration_source(gen::ElementType type) {
+  gen::Source source;
+  source.spec.type = type;
+  source.spec.K = 1;
+  source.spec.W = 4;
+  source.spec.R = 0;
+  source.spec.operation = gen::Operation::lda_z;
+  source.kernel_name = fmt::format("bfly_lda_iteration_{}", gen::name_of(type));
+  source.text = fmt::format(
+      "// {}: the LDA iteration kernels of bfly/lda_iteration.cuh for {} (bfly {}); made by "
+      "bfly::rt::LdaIteration, do not edit.\n"
+      "#include \"bfly/lda_iteration.cuh\"\n"
+      "BFLY_LDA_ITERATION_COMMON_KERNELS()\n"
+      "BFLY_LDA_ITERATION_TYPED_KERNELS({}, {})\n",
+      source.kernel_name, gen::name_of(type), gen::bfly_version(), gen::cuda_type(type), gen::name_of(type));
+  source.headers = {"bfly/lda_iteration.cuh", "bfly/philox.cuh"};
+  return source;
+}
+
 struct LdaIteration::State {
   std::shared_ptr<const Module> module;
-  CUfunction zero = nullptr, count = nullptr, phi_gammas = nullptr, column_partials = nullptr,
+  CUfunction zero = nullptr, count = nullptr, phi_gammas = nullptr, column_partials = nullptr, lgamma_table = nullptr,
              column_finish = nullptr, finish_ll = nullptr, theta = nullptr, phi_mean = nullptr,
              normalize_phi = nullptr;
   DeviceBuffer doc_topic, word_topic, topic, bad, ll_partials, ll_result;
+  DeviceBuffer alpha_terms, beta_terms;  // kCountTerms log-likelihood terms of each prior, made by every estimate()
   DeviceBuffer gammas, column_partial, column_sum;  // allocated on the first Dirichlet draw of phi
   long long count_grid = 0, theta_grid = 0, phi_grid = 0;
 };
@@ -93,10 +98,11 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
                             "0 <= tokens < 2^31)",
                             shape.docs, shape.vocab, shape.tokens));
   State& s = *state_;
-  const CacheLookup lookup = default_cache().get(iteration_source(type), default_compile_options(current_device_arch()));
+  const CacheLookup lookup = default_cache().get(lda_iteration_source(type), default_compile_options(current_device_arch()));
   s.module = std::make_shared<const Module>(*lookup.kernel);
   const std::string tag(gen::name_of(type));
   s.zero = function(*s.module, "bfly_lda_zero");
+  s.lgamma_table = function(*s.module, "bfly_lda_lgamma_table");
   s.count = function(*s.module, "bfly_lda_count");
   s.phi_gammas = function(*s.module, "bfly_lda_phi_gammas");
   s.column_partials = function(*s.module, "bfly_lda_column_partials");
@@ -110,6 +116,8 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
   const long long warps_per_block = kRowThreads / 32;
   // Grids are fixed per device, so the partial sums (and the log-likelihood) are formed in the same order on
   // every call.
+  // (The count kernel's grid: 32 blocks per SM instead of 4 made it slower, 0.27 against 0.23 ms at K = 1024 on an
+  // H100, although ncu showed it at 4% of the SMs' throughput: its atomics, not its warps, limit it.)
   s.count_grid = std::clamp((shape.docs + warps_per_block - 1) / warps_per_block, 1ll, sms * 4);
   s.theta_grid = std::clamp((shape.docs + warps_per_block - 1) / warps_per_block, 1ll, sms * 16);
   s.phi_grid = std::clamp((shape.vocab + warps_per_block - 1) / warps_per_block, 1ll, sms * 16);
@@ -119,6 +127,8 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
   s.bad = DeviceBuffer(sizeof(unsigned long long));
   s.ll_partials = DeviceBuffer(static_cast<std::size_t>(s.theta_grid + s.phi_grid) * sizeof(double));
   s.ll_result = DeviceBuffer(sizeof(double));
+  s.alpha_terms = DeviceBuffer(kCountTerms * sizeof(double));
+  s.beta_terms = DeviceBuffer(kCountTerms * sizeof(double));
 }
 
 LdaIteration::LdaIteration(LdaIteration&&) noexcept = default;
@@ -175,16 +185,24 @@ void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors&
   CUdeviceptr n_dk = s.doc_topic.get(), n_wk = s.word_topic.get(), n_k = s.topic.get();
   CUdeviceptr theta_partials = s.ll_partials.get();
   CUdeviceptr phi_partials = theta_partials + static_cast<CUdeviceptr>(s.theta_grid) * sizeof(double);
+  CUdeviceptr alpha_terms = s.alpha_terms.get(), beta_terms = s.beta_terms.get();
+  int terms = kCountTerms;
+
+  // The tables of count terms (two launches of a few blocks, on the same stream as their readers).
+  for (auto [prior, table] : {std::pair{alpha, alpha_terms}, std::pair{beta, beta_terms}}) {
+    void* arguments[] = {&prior, &terms, &table};
+    launch(s.lgamma_table, "bfly_lda_lgamma_table", (kCountTerms + 255) / 256, 1, 256, 1, 0, stream, arguments);
+  }
 
   // theta and the documents' terms.
   {
-    void* arguments[] = {&offsets_arg, &D, &K, &n_dk, &alpha, &draw, &seed_arg, &iteration_arg, &theta_arg,
-                         &theta_partials};
+    void* arguments[] = {&offsets_arg, &D,    &K,        &n_dk,          &alpha,     &alpha_terms,
+                         &terms,       &draw, &seed_arg, &iteration_arg, &theta_arg, &theta_partials};
     launch(s.theta, "bfly_lda_theta", s.theta_grid, 1, kRowThreads, 1, 0, stream, arguments);
   }
   // phi and the words' terms.
   if (estimate == LdaEstimate::mean) {
-    void* arguments[] = {&V, &K, &n_wk, &n_k, &beta, &phi_arg, &phi_partials};
+    void* arguments[] = {&V, &K, &n_wk, &n_k, &beta, &beta_terms, &terms, &phi_arg, &phi_partials};
     launch(s.phi_mean, "bfly_lda_phi_mean", s.phi_grid, 1, kRowThreads, 1, 0, stream, arguments);
   } else {
     long long chunks = (V + kRowsPerChunk - 1) / kRowsPerChunk;
@@ -195,7 +213,8 @@ void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors&
     }
     CUdeviceptr gammas = s.gammas.get(), partial = s.column_partial.get(), sum = s.column_sum.get();
     {
-      void* arguments[] = {&V, &K, &n_wk, &n_k, &beta, &seed_arg, &iteration_arg, &gammas, &phi_partials};
+      void* arguments[] = {&V,     &K,        &n_wk,          &n_k,    &beta,        &beta_terms,
+                           &terms, &seed_arg, &iteration_arg, &gammas, &phi_partials};
       launch(s.phi_gammas, "bfly_lda_phi_gammas", s.phi_grid, 1, kRowThreads, 1, 0, stream, arguments);
     }
     {

@@ -75,6 +75,24 @@ __device__ __forceinline__ double block_sum(double x) {
   return total;
 }
 
+// The log-likelihood term of a count: lgamma(count + prior) - lgamma(prior), 0 for a zero count. Counts below
+// `table_size` are looked up in `table` (lgamma_table below), which holds the same expression's value, so a
+// lookup gives the same bits as the direct evaluation: the lookup only saves lgamma calls, most of which would
+// run on one or two lanes of a warp (a document has few non-zero topic counts).
+__device__ __forceinline__ double count_term(int count, double prior, double lgamma_prior, const double* table,
+                                             int table_size) {
+  if (count == 0) return 0.0;
+  if (count < table_size) return table[count];
+  return lgamma(count + prior) - lgamma_prior;
+}
+
+// table[i] = lgamma(i + prior) - lgamma(prior) for i < n (grid-stride).
+__device__ __forceinline__ void lgamma_table(double prior, int n, double* table) {
+  const double lgamma_prior = lgamma(prior);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    table[i] = lgamma(i + prior) - lgamma_prior;
+}
+
 // Sets n ints to 0 (grid-stride).
 __device__ __forceinline__ void fill_zero(int* data, long long n) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -123,8 +141,9 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 // mean, as on the CPU.
 template <typename T>
 __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, int K, const int* n_dk,
-                                               double alpha, int draw, unsigned long long seed,
-                                               unsigned int iteration, T* theta, double* ll_partials) {
+                                               double alpha, const double* alpha_terms, int terms, int draw,
+                                               unsigned long long seed, unsigned int iteration, T* theta,
+                                               double* ll_partials) {
   const int lane = threadIdx.x % 32;
   const double lgamma_alpha = lgamma(alpha), lgamma_k_alpha = lgamma(static_cast<double>(K) * alpha);
   double ll = 0;
@@ -135,7 +154,7 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
     const double length = static_cast<double>(doc_offsets[m + 1] - doc_offsets[m]);
     if (lane == 0) ll += lgamma_k_alpha - lgamma(length + static_cast<double>(K) * alpha);
     for (int k = lane; k < K; k += 32)
-      if (n[k] != 0) ll += lgamma(n[k] + alpha) - lgamma_alpha;
+      if (n[k] != 0) ll += count_term(n[k], alpha, lgamma_alpha, alpha_terms, terms);
     if (draw) {
       double sum = 0;
       for (int k = lane; k < K; k += 32)
@@ -161,8 +180,8 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
 // double, normalised by column later: column_partials, column_finish, normalize_phi).
 template <typename T>
 __device__ __forceinline__ void estimate_phi(long long V, int K, const int* n_wk, const int* n_k, double beta,
-                                             unsigned long long seed, unsigned int iteration, T* phi, double* gammas,
-                                             double* ll_partials) {
+                                             const double* beta_terms, int terms, unsigned long long seed,
+                                             unsigned int iteration, T* phi, double* gammas, double* ll_partials) {
   const int lane = threadIdx.x % 32;
   const double lgamma_beta = lgamma(beta), v_beta = static_cast<double>(V) * beta;
   double ll = 0;
@@ -171,7 +190,7 @@ __device__ __forceinline__ void estimate_phi(long long V, int K, const int* n_wk
     const int* const n = n_wk + w * K;
     for (int k = lane; k < K; k += 32) {
       const int count = n[k];
-      if (count != 0) ll += lgamma(count + beta) - lgamma_beta;
+      if (count != 0) ll += count_term(count, beta, lgamma_beta, beta_terms, terms);
       if (phi != nullptr) phi[w * K + k] = static_cast<T>((count + beta) / (static_cast<double>(n_k[k]) + v_beta));
       if (gammas != nullptr)
         gammas[w * K + k] =
@@ -237,15 +256,19 @@ __device__ __forceinline__ void finish_log_likelihood(const double* partials, in
 // The type-free entry points; instantiate once per module.
 #define BFLY_LDA_ITERATION_COMMON_KERNELS()                                                                         \
   extern "C" __global__ void bfly_lda_zero(int* data, long long n) { bfly::lda::fill_zero(data, n); }               \
+  extern "C" __global__ void bfly_lda_lgamma_table(double prior, int n, double* table) {                            \
+    bfly::lda::lgamma_table(prior, n, table);                                                                       \
+  }                                                                                                                 \
   extern "C" __global__ void bfly_lda_count(const long long* doc_offsets, const int* words, const int* z,           \
                                             long long D, int K, int* n_dk, int* n_wk, int* n_k,                     \
                                             unsigned long long* bad, int shared_topics) {                           \
     bfly::lda::count_topics(doc_offsets, words, z, D, K, n_dk, n_wk, n_k, bad, shared_topics);                      \
   }                                                                                                                 \
   extern "C" __global__ void bfly_lda_phi_gammas(long long V, int K, const int* n_wk, const int* n_k, double beta,  \
-                                                 unsigned long long seed, unsigned int iteration, double* gammas,   \
-                                                 double* ll_partials) {                                             \
-    bfly::lda::estimate_phi<float>(V, K, n_wk, n_k, beta, seed, iteration, nullptr, gammas, ll_partials);           \
+                                                 const double* beta_terms, int terms, unsigned long long seed,      \
+                                                 unsigned int iteration, double* gammas, double* ll_partials) {     \
+    bfly::lda::estimate_phi<float>(V, K, n_wk, n_k, beta, beta_terms, terms, seed, iteration, nullptr, gammas,      \
+                                   ll_partials);                                                                    \
   }                                                                                                                 \
   extern "C" __global__ void bfly_lda_column_partials(const double* g, long long V, int K, long long rows_per_chunk, \
                                                       double* partial) {                                            \
@@ -262,13 +285,16 @@ __device__ __forceinline__ void finish_log_likelihood(const double* partials, in
 // The entry points of element type T (float or double), named with `tag` (f32 or f64).
 #define BFLY_LDA_ITERATION_TYPED_KERNELS(T, tag)                                                                    \
   extern "C" __global__ void bfly_lda_theta_##tag(const long long* doc_offsets, long long D, int K, const int* n_dk, \
-                                                  double alpha, int draw, unsigned long long seed,                  \
-                                                  unsigned int iteration, T* theta, double* ll_partials) {          \
-    bfly::lda::estimate_theta<T>(doc_offsets, D, K, n_dk, alpha, draw, seed, iteration, theta, ll_partials);        \
+                                                  double alpha, const double* alpha_terms, int terms, int draw,     \
+                                                  unsigned long long seed, unsigned int iteration, T* theta,        \
+                                                  double* ll_partials) {                                            \
+    bfly::lda::estimate_theta<T>(doc_offsets, D, K, n_dk, alpha, alpha_terms, terms, draw, seed, iteration, theta,  \
+                                 ll_partials);                                                                      \
   }                                                                                                                 \
   extern "C" __global__ void bfly_lda_phi_mean_##tag(long long V, int K, const int* n_wk, const int* n_k,           \
-                                                     double beta, T* phi, double* ll_partials) {                    \
-    bfly::lda::estimate_phi<T>(V, K, n_wk, n_k, beta, 0ull, 0u, phi, nullptr, ll_partials);                          \
+                                                     double beta, const double* beta_terms, int terms, T* phi,      \
+                                                     double* ll_partials) {                                         \
+    bfly::lda::estimate_phi<T>(V, K, n_wk, n_k, beta, beta_terms, terms, 0ull, 0u, phi, nullptr, ll_partials);       \
   }                                                                                                                 \
   extern "C" __global__ void bfly_lda_normalize_phi_##tag(const double* g, long long V, int K, const double* sum,    \
                                                           T* phi) {                                                 \

@@ -1,6 +1,7 @@
 // NVRTC compilation without a GPU: architecture choice, the option list, the ptxas report, the compile matrix of
 // generated kernels for sm_80 and sm_90 (issue 3), and CompileError's message.
 #include "bfly/rt/compile.hpp"
+#include "bfly/rt/lda_iteration.hpp"
 
 #include "bfly/rt/environment.hpp"
 #include "test_support.hpp"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <tuple>
 
 namespace bfly::gen {
@@ -116,6 +118,21 @@ TEST(Compile, ReportsResourcesOfARealCompilation) {
   EXPECT_EQ(kernel.resources.static_shared_bytes, 256) << kernel.log;
   EXPECT_GT(kernel.binary.size(), 0u);
   EXPECT_EQ(kernel.binary.substr(1, 3), "ELF") << "a cubin";
+}
+
+// The LDA iteration kernels (counts, estimates, log-likelihood) are compiled at run time too: NVRTC must accept
+// them for the GPUs bfly targets, with nothing spilled.
+TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
+  for (const gen::ElementType type : {gen::ElementType::f32, gen::ElementType::f64})
+    for (const int arch : {80, 90}) {
+      const gen::Source source = lda_iteration_source(type);
+      const CompiledKernel kernel = compile(source, default_compile_options(Arch{arch, true}));
+      EXPECT_EQ(kernel.binary.substr(1, 3), "ELF") << source.kernel_name << " sm_" << arch;
+      for (const std::string entry : {"bfly_lda_lgamma_table", "bfly_lda_count", "bfly_lda_theta_",
+                                      "bfly_lda_phi_mean_"})
+        EXPECT_NE(kernel.log.find(entry), std::string::npos) << entry << " missing from the ptxas report";
+      EXPECT_FALSE(std::regex_search(kernel.log, std::regex("[1-9][0-9]* bytes spill stores"))) << kernel.log;
+    }
 }
 
 TEST(Compile, PtxForANewerDevice) {

@@ -4,6 +4,7 @@
 // The kernels are templates/bfly/lda_iteration.cuh, compiled through NVRTC and the kernel cache.
 #pragma once
 
+#include "bfly/gen/generate.hpp"
 #include "bfly/gen/kernel_spec.hpp"
 
 #include <cstdint>
@@ -30,6 +31,11 @@ struct LdaPriors {
   double alpha = 0.1;  // symmetric prior on each document's topics, > 0
   double beta = 0.01;  // symmetric prior on each topic's words, > 0
 };
+
+// The source of the iteration kernels of `type` that LdaIteration compiles: templates/bfly/lda_iteration.cuh and
+// the lines that instantiate it (kernels bfly_lda_zero, bfly_lda_lgamma_table, bfly_lda_count,
+// bfly_lda_theta_<type>, bfly_lda_phi_mean_<type>, ...).
+gen::Source lda_iteration_source(gen::ElementType type);
 
 class LdaIteration {
  public:
