@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's first command: installs the packages, builds bfly-gen and runs the main job, `bfly-gen demo`
+# A further command of the README's Quick start: installs the packages, builds bfly-gen and runs `bfly-gen demo`
 # (on the GPU when there is one; otherwise the generated source runs on the CPU, about 20 s on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."

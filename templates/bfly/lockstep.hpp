@@ -350,9 +350,16 @@ inline void check_lane_exists(int source) {
                                                          " that does not exist in this (partial) warp");
 }
 
-// Runs kernel(args...) for every thread of every CTA of `grid`, CTAs spread over the CPU's cores.
+// The worker threads of launch(): BFLY_LOCKSTEP_THREADS, else the number of CPU cores.
+inline long long default_workers() {
+  const char* env = std::getenv("BFLY_LOCKSTEP_THREADS");
+  return env ? std::atoll(env) : static_cast<long long>(std::thread::hardware_concurrency());
+}
+
+// Runs kernel(args...) for every thread of every CTA of `grid`, CTAs spread over `workers` OS threads (at most
+// one per CTA, at least one). The outputs do not depend on `workers`.
 template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+void launch_on(long long workers, void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
   const std::function<void()> body = [&]() { kernel(static_cast<Params>(args)...); };
   const long long ctas = static_cast<long long>(grid.x) * grid.y * grid.z;
   const auto run_range = [&](long long first, long long step) {
@@ -362,8 +369,6 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
       run_cta(body, idx, block, grid);
     }
   };
-  const char* env = std::getenv("BFLY_LOCKSTEP_THREADS");
-  long long workers = env ? std::atoll(env) : static_cast<long long>(std::thread::hardware_concurrency());
   workers = std::max(1ll, std::min(workers, ctas));
   if (workers == 1) {
     run_range(0, 1);
@@ -372,6 +377,12 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
   std::vector<std::thread> pool;
   for (long long k = 0; k < workers; ++k) pool.emplace_back(run_range, k, workers);
   for (auto& thread : pool) thread.join();
+}
+
+// launch_on(default_workers(), ...): the CTAs spread over the CPU's cores.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+  launch_on(default_workers(), kernel, grid, block, std::forward<Args>(args)...);
 }
 
 }  // namespace bfly::lockstep

@@ -1,5 +1,8 @@
 // The bfly-lda command line: bad arguments, bad input files and bad checkpoints exit with status 2 and a clear
-// message; a run resumed from its checkpoint ends with the same files as an uninterrupted run.
+// message; a run resumed from its checkpoint ends with the same files as an uninterrupted run; without a GPU the
+// GPU's generated z-step kernel runs on the CPU when it is compiled in, else the CPU reference, and either says so.
+#include "generated_zstep.hpp"
+#include "gpu_engine.hpp"
 #include "lda_test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -27,6 +30,14 @@ RunResult run_lda(const std::string& arguments, const std::filesystem::path& dir
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   run.output = read_file(log);
   return run;
+}
+
+// The line of `output` that contains `text`, without its newline; empty when there is none.
+std::string line_with(const std::string& output, const std::string& text) {
+  const std::size_t at = output.find(text);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = output.rfind('\n', at) == std::string::npos ? 0 : output.rfind('\n', at) + 1;
+  return output.substr(begin, output.find('\n', at) - begin);
 }
 
 class Cli : public ::testing::Test {
@@ -68,6 +79,13 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --checkpoint-every 2", "--checkpoint-every needs --out"},
       {corpus_args_ + " stray", "unexpected argument \"stray\""},
       {corpus_args_ + " --resume '" + (dir_ / "nowhere").string() + "'", "cannot open the checkpoint"},
+      {corpus_args_ + " --cpu-zstep fast", "--cpu-zstep expects auto, generated or reference"},
+      {corpus_args_ + " --device gpu --cpu-zstep reference", "--cpu-zstep applies to runs on the CPU"},
+      {corpus_args_ + " --progress-every 0", "--progress-every expects an integer in [1,"},
+      {corpus_args_ + " --quiet --progress-every 5", "--quiet and --progress-every contradict each other"},
+      {corpus_args_ + " --topics 5 --device cpu --cpu-zstep generated",
+       "--cpu-zstep generated: the GPU's kernel for K = 5, " + bfly::gen::kernel_name(bfly::lda::gpu_z_spec<float>(5)) +
+           ", is not compiled into this bfly-lda"},
   };
   for (const auto& [arguments, says] : cases) {
     const RunResult run = run_lda(arguments, dir_);
@@ -97,7 +115,9 @@ TEST_F(Cli, ResumedRunEndsWithTheSameFiles) {
   const auto straight = dir_ / "straight", halves = dir_ / "halves";
   RunResult run = run_lda(common + " --iterations 6 --out '" + straight.string() + "'", dir_);
   ASSERT_EQ(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("running on the CPU (--device cpu)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--device cpu: running the CPU reference z-step on 2 threads (the GPU's kernel for K = 5"),
+            std::string::npos)
+      << run.output;
   run = run_lda(common + " --iterations 3 --checkpoint-every 2 --out '" + halves.string() + "'", dir_);
   ASSERT_EQ(run.status, 0) << run.output;
 
@@ -123,6 +143,102 @@ TEST_F(Cli, ResumedRunEndsWithTheSameFiles) {
   run = run_lda(corpus_args_ + " --max-docs 30 --resume '" + halves.string() + "' --iterations 7", dir_);
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("another corpus"), std::string::npos) << run.output;
+}
+
+// The main job's path on a machine without a GPU: the GPU's kernel for K = 64, f32, run on the CPU.
+TEST_F(Cli, WithoutAGpuTheGeneratedKernelRunsOnTheCpu) {
+  const std::string kernel = bfly::gen::kernel_name(bfly::lda::gpu_z_spec<float>(64));
+  ASSERT_NE(bfly::lda::find_compiled_z_kernel(bfly::lda::gpu_z_spec<float>(64)), nullptr);
+  const auto out = dir_ / "generated";
+  const std::string common = corpus_args_ + " --topics 64 --iterations 5 --threads 2 --progress-every 2";
+  RunResult run = run_lda(common + " --device cpu --out '" + out.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("--device cpu: running the generated kernel " + kernel +
+                            " on the CPU (bfly/lockstep.hpp, 2 threads)\n"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("engine: cpu " + kernel + " (bfly/lockstep.hpp, 2 threads)\n"), std::string::npos)
+      << run.output;
+  // --progress-every 2: iterations 0, 2, 4 and the last one.
+  for (const char* line : {"iteration    0  ll/token", "iteration    2  ll/token", "iteration    4  ll/token",
+                           "iteration    5  ll/token"})
+    EXPECT_NE(run.output.find(line), std::string::npos) << line << "\n" << run.output;
+  for (const char* line : {"iteration    1  ll/token", "iteration    3  ll/token"})
+    EXPECT_EQ(run.output.find(line), std::string::npos) << line << "\n" << run.output;
+  EXPECT_NE(run.output.find("done: 5 iterations"), std::string::npos) << run.output;
+
+  // The outputs: 64 topics, theta D x 64 and phi V x 64 in f32, the curve of iterations 0..5, the checkpoint.
+  const std::string topics = read_file(out / "topics.txt");
+  EXPECT_EQ(std::count(topics.begin(), topics.end(), '\n'), 64) << topics;
+  EXPECT_EQ(read_file(out / "theta.bin").size(), 32 + 60 * 64 * sizeof(float));
+  EXPECT_EQ(read_file(out / "phi.bin").size(), 32 + 30 * 64 * sizeof(float));
+  const std::string curve = read_file(out / "loglik.csv");
+  EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 7) << curve;
+  EXPECT_FALSE(read_file(out / "checkpoint.bin").empty());
+
+  // --device auto on a machine without a GPU takes the same path and says why.
+  run = run_lda("--check-device", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  if (run.output.rfind("gpu: ", 0) == 0) GTEST_SKIP() << "a GPU can be used here; --device auto would train on it";
+  ASSERT_EQ(run.output.rfind("cpu: no GPU (", 0), 0u) << run.output;
+  const auto automatic = dir_ / "auto";
+  run = run_lda(common + " --out '" + automatic.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::string line = line_with(run.output, "running the generated kernel");
+  EXPECT_TRUE(line.starts_with("no GPU (")) << run.output;
+  EXPECT_TRUE(line.ends_with("): running the generated kernel " + kernel + " on the CPU (bfly/lockstep.hpp, 2 threads)"))
+      << run.output;
+  for (const char* file : {"theta.bin", "phi.bin", "topics.txt"})
+    EXPECT_EQ(read_file(automatic / file), read_file(out / file)) << file << ": --device auto and cpu differ";
+}
+
+TEST_F(Cli, TheCpuReferenceZStepWhenAskedOrWhenNoKernelIsCompiledIn) {
+  RunResult run = run_lda(corpus_args_ + " --topics 64 --iterations 1 --threads 2 --device cpu --cpu-zstep reference",
+                          dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("--device cpu: running the CPU reference z-step on 2 threads (--cpu-zstep reference)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("engine: cpu-reference (2 threads)"), std::string::npos) << run.output;
+
+  run = run_lda(corpus_args_ + " --topics 61 --iterations 1 --threads 2 --device cpu", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("--device cpu: running the CPU reference z-step on 2 threads (the GPU's kernel for K = 61, " +
+                            bfly::gen::kernel_name(bfly::lda::gpu_z_spec<float>(61)) +
+                            ", is not compiled into this bfly-lda; compiled in: " +
+                            bfly::lda::compiled_z_kernel_names() + " (CMake's BFLY_LDA_CPU_KERNELS))"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("engine: cpu-reference (2 threads)"), std::string::npos) << run.output;
+}
+
+// Checkpoint and resume through the command line on the generated-kernel path: 4 iterations straight end with the
+// same files as 2, a checkpoint, and 2 more after resuming (with another thread count).
+TEST_F(Cli, ResumedGeneratedKernelRunEndsWithTheSameFiles) {
+  const std::string common = corpus_args_ + " --topics 64 --seed 5 --estimate draw --quiet --device cpu";
+  const auto straight = dir_ / "straight", halves = dir_ / "halves";
+  RunResult run = run_lda(common + " --threads 2 --iterations 4 --out '" + straight.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  ASSERT_NE(run.output.find("running the generated kernel"), std::string::npos) << run.output;
+  run = run_lda(common + " --threads 2 --iterations 2 --out '" + halves.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  run = run_lda(corpus_args_ + " --quiet --device cpu --threads 1 --resume '" + halves.string() + "' --iterations 4",
+                dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  ASSERT_NE(run.output.find("running the generated kernel"), std::string::npos) << run.output;
+  for (const char* file : {"theta.bin", "phi.bin", "topics.txt", "documents.txt"})
+    EXPECT_EQ(read_file(straight / file), read_file(halves / file)) << file << " differs after resuming";
+  const std::string a = read_file(straight / "checkpoint.bin"), b = read_file(halves / "checkpoint.bin");
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.substr(0, 56), b.substr(0, 56));
+  EXPECT_EQ(a.substr(64, a.size() - 72), b.substr(64, b.size() - 72)) << "z, theta or phi differ";
+}
+
+TEST_F(Cli, CheckDeviceSaysWhereAutoTrains) {
+  const RunResult run = run_lda("--check-device", dir_);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_TRUE(run.output.rfind("gpu: ", 0) == 0 || run.output.rfind("cpu: no GPU (", 0) == 0) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
 }
 
 }  // namespace

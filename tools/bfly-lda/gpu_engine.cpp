@@ -28,6 +28,14 @@ void download(V* data, CUdeviceptr from, std::size_t count) {
 
 rt::DeviceBuffer allocate(std::size_t bytes) { return rt::DeviceBuffer(std::max<std::size_t>(bytes, 8)); }
 
+rt::LdaZOptions z_options(const GpuEngineOptions& options) {
+  rt::LdaZOptions z;
+  z.report_invalid_tokens = true;
+  if (options.W != 0) z.W = options.W;
+  if (!options.variant.empty()) z.variant = gen::parse_variant(options.variant);
+  return z;
+}
+
 template <typename T>
 class GpuEngine final : public IterationEngine<T> {
  public:
@@ -99,13 +107,6 @@ class GpuEngine final : public IterationEngine<T> {
   }
 
  private:
-  static rt::LdaZOptions z_options(const GpuEngineOptions& options) {
-    rt::LdaZOptions z;
-    z.report_invalid_tokens = true;
-    if (options.W != 0) z.W = options.W;
-    if (!options.variant.empty()) z.variant = gen::parse_variant(options.variant);
-    return z;
-  }
   void estimate(std::uint32_t iteration) {
     const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta};
     const rt::LdaEstimate estimate =
@@ -132,12 +133,20 @@ class GpuEngine final : public IterationEngine<T> {
 }  // namespace
 
 template <typename T>
+gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options) {
+  const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
+  return rt::LdaZStep::choose_spec(K, type, z_options(options));
+}
+
+template <typename T>
 std::unique_ptr<IterationEngine<T>> gpu_engine(const GpuEngineOptions& options) {
   return std::make_unique<GpuEngine<T>>(options);
 }
 
 bool gpu_available(std::string* why) { return rt::gpu_available(why); }
 
+template gen::KernelSpec gpu_z_spec<float>(int, const GpuEngineOptions&);
+template gen::KernelSpec gpu_z_spec<double>(int, const GpuEngineOptions&);
 template std::unique_ptr<IterationEngine<float>> gpu_engine<float>(const GpuEngineOptions&);
 template std::unique_ptr<IterationEngine<double>> gpu_engine<double>(const GpuEngineOptions&);
 

@@ -3,6 +3,7 @@
 // between iterations; per iteration only the invalid-token count and the log-likelihood come back to the host.
 #pragma once
 
+#include "bfly/gen/kernel_spec.hpp"
 #include "trainer.hpp"
 
 #include <memory>
@@ -15,6 +16,11 @@ struct GpuEngineOptions {
   int W = 0;              // 0: chosen; else 4, 8, 16 or 32
   std::string variant;    // "": chosen; else "swap" or "addsub"
 };
+
+// The z-step kernel the GPU engine launches for K topics of element type T: bfly::rt::LdaZStep::choose_spec with
+// `options`. Without a GPU, bfly-lda runs this same kernel on the CPU when it is compiled in (generated_zstep.hpp).
+template <typename T>
+gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options = {});
 
 // A GPU engine in the current CUDA context (device 0's primary context unless the thread has one). Throws
 // bfly::Error when no GPU can be used (see gpu_available).

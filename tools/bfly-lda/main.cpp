@@ -1,6 +1,7 @@
 // bfly-lda: trains an LDA topic model with the uncollapsed Gibbs sampler of Steele & Tristan (2019), Section 4.
 // Exit status: 0 success, 2 bad arguments or a bad input file or checkpoint, 1 anything else.
 #include "corpus.hpp"
+#include "generated_zstep.hpp"
 #include "gpu_engine.hpp"
 #include "reference.hpp"
 #include "trainer.hpp"
@@ -22,6 +23,7 @@
 namespace {
 
 using namespace bfly::lda;
+namespace gen = bfly::gen;
 
 // A mistake in the command line; main prints it with a pointer to --help and exits with status 2.
 class UsageError : public bfly::Error {
@@ -50,17 +52,22 @@ const std::vector<Flag> kFlags = {
     {"--type", "f32|f64", "element type of theta, phi and the z-step sums (default f32)"},
     {"--threads", "N", "CPU threads (default: all cores, at most 16); never changes the results"},
     {"--device", "cpu|gpu|auto", "where iterations run (default auto: the GPU when one can be used)"},
-    {"--gpu-w", "W", "--device gpu: butterfly width of the z-step kernel, 4, 8, 16 or 32 (default: chosen)"},
-    {"--gpu-variant", "swap|addsub", "--device gpu: butterfly variant of the z-step kernel (default: chosen)"},
+    {"--cpu-zstep", "MODE",
+     "z-step of CPU runs: generated (the GPU's kernel, run on the CPU), reference (plain C++), or auto "
+     "(default: generated when compiled in for K and --type, else reference)"},
+    {"--gpu-w", "W", "butterfly width of the generated z-step kernel, 4, 8, 16 or 32 (default: chosen)"},
+    {"--gpu-variant", "swap|addsub", "butterfly variant of the generated z-step kernel (default: chosen)"},
     {"--out", "DIR", "write topics.txt, theta.bin, phi.bin, documents.txt, vocab.txt, loglik.csv, checkpoint.bin"},
     {"--top-words", "N", "words per topic in topics.txt and on screen (default 10)"},
     {"--show-topics", "N", "topics printed at the end (default 20, 0: none)"},
     {"--checkpoint-every", "N", "write DIR/checkpoint.bin every N iterations (needs --out; 0: only at the end)"},
     {"--resume", "DIR", "continue the run whose checkpoint is DIR/checkpoint.bin (or the file DIR)"},
     {"--quiet", "", "print only the summary, not a line per iteration"},
+    {"--progress-every", "N", "print a line every N iterations (default 1)"},
     {"--save-corpus", "DIR", "write the corpus as read (after tokenising) as DIR/docword.txt + DIR/vocab.txt "
                              "(UCI format, documents in training order) and exit; other trainers can then see "
                              "exactly bfly-lda's tokens"},
+    {"--check-device", "", "print where --device auto would train (\"gpu: ...\" or \"cpu: no GPU (why)\") and exit"},
     {"--help", "", "show this help"},
 };
 
@@ -145,8 +152,10 @@ struct Settings {
   int checkpoint_every = 0;
   int top_words = 10, show_topics = 20;
   bool quiet = false;
+  int progress_every = 1;
   std::optional<std::string> save_corpus;
   std::string device = "auto";
+  std::string cpu_zstep = "auto";
   GpuEngineOptions gpu;
 };
 
@@ -187,11 +196,19 @@ Settings parse(const Args& args) {
   s.top_words = static_cast<int>(args.integer("--top-words", 10, 1, 1000));
   s.show_topics = static_cast<int>(args.integer("--show-topics", 20, 0, 65536));
   s.quiet = args.has("--quiet");
+  s.progress_every = static_cast<int>(args.integer("--progress-every", 1, 1, 1'000'000'000));
+  if (s.quiet && args.has("--progress-every")) throw UsageError("--quiet and --progress-every contradict each other");
   s.save_corpus = args.text("--save-corpus");
   if (const auto d = args.text("--device")) {
     if (*d != "cpu" && *d != "gpu" && *d != "auto")
       throw UsageError(fmt::format("--device expects cpu, gpu or auto, got \"{}\"", *d));
     s.device = *d;
+  }
+  if (const auto z = args.text("--cpu-zstep")) {
+    if (*z != "auto" && *z != "generated" && *z != "reference")
+      throw UsageError(fmt::format("--cpu-zstep expects auto, generated or reference, got \"{}\"", *z));
+    if (s.device == "gpu") throw UsageError("--cpu-zstep applies to runs on the CPU, not to --device gpu");
+    s.cpu_zstep = *z;
   }
   if (args.has("--gpu-w")) {
     s.gpu.W = static_cast<int>(args.integer("--gpu-w", 0, 4, 32));
@@ -260,18 +277,39 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
   std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
 }
 
+// The engine of the run: the GPU's, else the CPU's with the GPU's generated z-step kernel when it is compiled in
+// (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
+template <typename T>
+std::unique_ptr<IterationEngine<T>> choose_engine(const Settings& s) {
+  std::string why_not_gpu;
+  if (s.device == "gpu" || (s.device == "auto" && gpu_available(&why_not_gpu)))
+    return gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
+  const std::string reason = s.device == "cpu" ? std::string("--device cpu") : fmt::format("no GPU ({})", why_not_gpu);
+  const int threads = resolve_threads(s.options.threads);
+  if (s.cpu_zstep == "reference") {
+    std::printf("%s: running the CPU reference z-step on %d threads (--cpu-zstep reference)\n", reason.c_str(),
+                threads);
+    return cpu_engine<T>(std::make_unique<CpuZStep<T>>(threads));
+  }
+  const gen::KernelSpec spec = gpu_z_spec<T>(s.options.topics, s.gpu);
+  if (const CompiledZKernel* kernel = find_compiled_z_kernel(spec)) {
+    std::printf("%s: running the generated kernel %s on the CPU (bfly/lockstep.hpp, %d threads)\n", reason.c_str(),
+                gen::kernel_name(spec).c_str(), threads);
+    return cpu_engine<T>(std::make_unique<GeneratedCpuZStep<T>>(*kernel, threads));
+  }
+  const std::string missing = fmt::format(
+      "the GPU's kernel for K = {}, {}, is not compiled into this bfly-lda; compiled in: {} (CMake's "
+      "BFLY_LDA_CPU_KERNELS)",
+      s.options.topics, gen::kernel_name(spec), compiled_z_kernel_names());
+  if (s.cpu_zstep == "generated") throw UsageError(fmt::format("--cpu-zstep generated: {}", missing));
+  std::printf("%s: running the CPU reference z-step on %d threads (%s)\n", reason.c_str(), threads, missing.c_str());
+  return cpu_engine<T>(std::make_unique<CpuZStep<T>>(threads));
+}
+
 template <typename T>
 int train(const Settings& s, const Corpus& corpus) {
   namespace fs = std::filesystem;
-  std::unique_ptr<IterationEngine<T>> engine;
-  std::string why_not_gpu;
-  if (s.device == "gpu" || (s.device == "auto" && gpu_available(&why_not_gpu))) {
-    engine = gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
-  } else {
-    engine = cpu_engine<T>(std::make_unique<CpuZStep<T>>(s.options.threads));
-    if (s.device == "cpu") std::printf("running on the CPU (--device cpu)\n");
-    else std::printf("no GPU (%s): running on the CPU\n", why_not_gpu.c_str());
-  }
+  std::unique_ptr<IterationEngine<T>> engine = choose_engine<T>(s);
   Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
                                 : Trainer<T>(corpus, s.options, std::move(engine));
   std::printf("engine: %s\n", trainer.engine().name().c_str());
@@ -302,9 +340,12 @@ int train(const Settings& s, const Corpus& corpus) {
   while (trainer.iteration() < s.iterations) {
     const IterationStats stats = trainer.step();
     const double rate = tokens / stats.iteration_seconds;
-    if (!s.quiet)
+    if (!s.quiet && (stats.iteration % static_cast<std::uint32_t>(s.progress_every) == 0 ||
+                     stats.iteration == s.iterations)) {
       std::printf("iteration %4u  ll/token %.6f  %8.3f Mtokens/s  (z-step %.3f s, iteration %.3f s)\n",
                   stats.iteration, stats.ll_per_token, rate * 1e-6, stats.zstep_seconds, stats.iteration_seconds);
+      std::fflush(stdout);  // progress shows at once, also through a pipe
+    }
     if (curve != nullptr) {
       std::fprintf(curve, "%u,%.6f,%.6g,%.9g\n", stats.iteration, trainer.train_seconds(), rate, stats.ll_per_token);
       std::fflush(curve);
@@ -340,6 +381,12 @@ int main(int argc, char** argv) {
     const Args args(argc, argv);
     if (args.has("--help")) {
       std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    if (args.has("--check-device")) {
+      std::string why_not_gpu;
+      if (gpu_available(&why_not_gpu)) std::printf("gpu: a GPU can be used; --device auto trains on it\n");
+      else std::printf("cpu: no GPU (%s)\n", why_not_gpu.c_str());
       return 0;
     }
     const Settings settings = parse(args);

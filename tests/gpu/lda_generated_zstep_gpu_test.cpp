@@ -1,0 +1,66 @@
+// bfly-lda's CPU path against the GPU (label gpu; skips itself without a device): every z-step kernel compiled
+// into bfly-lda for the CPU (GeneratedCpuZStep) draws exactly the topics that the GPU draws with the kernel
+// LdaZStep chooses for the same K and type, token for token.
+#include "bfly/rt/lda_z_step.hpp"
+#include "generated_zstep.hpp"
+#include "gpu_support.hpp"
+#include "lda_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <vector>
+
+namespace {
+
+using bfly::lda::CompiledZKernel;
+using bfly::lda::Corpus;
+
+template <typename T>
+void compare_with_gpu(const CompiledZKernel& kernel, std::mt19937_64& rng, long long& tokens_compared) {
+  const int K = kernel.spec.K;
+  const Corpus corpus = bfly::lda::sort_by_length(bfly::lda::test::random_corpus(400, 61, 40, static_cast<std::uint32_t>(rng())));
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> theta(static_cast<std::size_t>(corpus.num_docs()) * K), phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  for (T& x : theta) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng));
+  for (T& x : phi) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng) * 1e-2);
+  const std::uint64_t seed = rng();
+  const std::uint32_t iteration = static_cast<std::uint32_t>(rng() % 1000);
+
+  std::vector<std::int32_t> cpu(static_cast<std::size_t>(corpus.num_tokens()), -7);
+  const bfly::lda::ZStepReport cpu_report =
+      bfly::lda::GeneratedCpuZStep<T>(kernel, 2).run(corpus, K, theta, phi, cpu, seed, iteration);
+
+  bfly::rt::LdaZStep step;  // the GPU's choice for K and T, which the compiled kernel must be
+  const std::vector<long long> offsets(corpus.doc_offsets.begin(), corpus.doc_offsets.end());
+  const std::vector<int> words(corpus.words.begin(), corpus.words.end());
+  const bfly::rt::DeviceBuffer theta_d = bfly::test::upload(theta), phi_d = bfly::test::upload(phi),
+                               offsets_d = bfly::test::upload(offsets), words_d = bfly::test::upload(words);
+  bfly::rt::DeviceBuffer z_d(words.size() * sizeof(int));
+  bfly::rt::check(bfly::rt::driver().MemsetD8(z_d.get(), 0x5a, z_d.size()), "cuMemsetD8");  // poison
+  const bfly::rt::LdaZReport report = step.run(bfly::test::as<T>(theta_d), K, bfly::test::as<T>(phi_d), K,
+                                               bfly::test::as<long long>(offsets_d), bfly::test::as<int>(words_d),
+                                               reinterpret_cast<int*>(z_d.get()), corpus.num_docs(), K, seed, iteration);
+  ASSERT_EQ(bfly::gen::kernel_name(report.spec), kernel.name);
+  const std::vector<int> gpu = bfly::test::download<int>(z_d);
+  for (std::size_t t = 0; t < gpu.size(); ++t)
+    ASSERT_EQ(gpu[t], cpu[t]) << kernel.name << ": token " << t << " differs between the GPU and bfly-lda's CPU path";
+  EXPECT_EQ(report.invalid_tokens, cpu_report.invalid_tokens) << kernel.name;
+  tokens_compared += corpus.num_tokens();
+}
+
+TEST(GpuLdaGeneratedZStep, CpuPathDrawsWhatTheGpuDraws) {
+  BFLY_REQUIRE_GPU();
+  std::mt19937_64 rng(20261123);
+  long long tokens = 0;
+  for (const CompiledZKernel& kernel : bfly::lda::compiled_z_kernels()) {
+    if (kernel.spec.type == bfly::gen::ElementType::f32) compare_with_gpu<float>(kernel, rng, tokens);
+    else compare_with_gpu<double>(kernel, rng, tokens);
+    if (HasFatalFailure()) return;
+  }
+  std::printf("[bfly draws] GpuLdaGeneratedZStep: %zu kernels, %lld tokens equal\n",
+              bfly::lda::compiled_z_kernels().size(), tokens);
+}
+
+}  // namespace
