@@ -8,7 +8,7 @@
 # 2 cores, so the run takes the first 10,000 glosses for 100 iterations (about a minute on 2 cores).
 #
 # usage: scripts/train-real-corpus.sh
-#   TOPICS=64 GPU_ITERATIONS=300 CPU_DOCS=10000 CPU_ITERATIONS=100 OUT=runs/wordnet   (the defaults; set any of
+#   TOPICS=64 GPU_ITERATIONS=300 CPU_DOCS=10000 CPU_ITERATIONS=100 RUN_DIR=runs/wordnet   (the defaults; set any of
 #   them in the environment to change it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ topics=${TOPICS:-64}
 gpu_iterations=${GPU_ITERATIONS:-300}
 cpu_docs=${CPU_DOCS:-10000}
 cpu_iterations=${CPU_ITERATIONS:-100}
-out=${OUT:-runs/wordnet}
+out=${RUN_DIR:-runs/wordnet}
 
 scripts/install-packages.sh
 source scripts/cuda-env.sh
