@@ -8,13 +8,13 @@
 # 2 cores, so the run takes the first 10,000 glosses for 100 iterations (about a minute on 2 cores).
 #
 # usage: scripts/train-real-corpus.sh
-#   TOPICS=64 GPU_ITERATIONS=300 CPU_DOCS=10000 CPU_ITERATIONS=100 RUN_DIR=runs/wordnet   (the defaults; set any of
+#   TOPICS=64 GPU_ITERATIONS=1000 CPU_DOCS=10000 CPU_ITERATIONS=100 RUN_DIR=runs/wordnet   (the defaults; set any of
 #   them in the environment to change it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 topics=${TOPICS:-64}
-gpu_iterations=${GPU_ITERATIONS:-300}
+gpu_iterations=${GPU_ITERATIONS:-1000}
 cpu_docs=${CPU_DOCS:-10000}
 cpu_iterations=${CPU_ITERATIONS:-100}
 out=${RUN_DIR:-runs/wordnet}
