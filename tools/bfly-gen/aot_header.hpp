@@ -16,9 +16,4 @@ namespace bfly::cli {
 // The same spec always gives the same bytes.
 std::string aot_header(const gen::KernelSpec& spec);
 
-// Writes `content` to `path` unless the file already holds exactly it; a changed file is replaced atomically
-// (temporary file in the same directory, then rename). Returns true when the file was written.
-// Throws bfly::Error when it cannot write.
-bool write_if_different(const std::string& path, const std::string& content);
-
 }  // namespace bfly::cli

@@ -9,24 +9,16 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "write_file.hpp"
 
 namespace {
 
 using namespace bfly::gen;
 
-void write_if_different(const std::string& path, const std::string& content) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream old;
-  old << in.rdbuf();
-  if (in && old.str() == content) return;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
+using bfly::cli::write_if_different;
 
 std::string tables_source() {
   std::string kernels, table;

@@ -7,6 +7,7 @@
 #include "args.hpp"
 #include "demo.hpp"
 #include "table_kernels.hpp"
+#include "write_file.hpp"
 
 #include "bfly/error.hpp"
 #include "bfly/gen/generate.hpp"

@@ -13,26 +13,18 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "write_file.hpp"
+
 namespace {
 
 using namespace bfly;
 
-void write_if_different(const std::string& path, const std::string& content) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream old;
-  old << in.rdbuf();
-  if (in && old.str() == content) return;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
+using bfly::cli::write_if_different;
 
 // "64:f32" -> the spec LdaZStep::choose_spec picks for K = 64, f32.
 gen::KernelSpec spec_for(std::string_view pair) {
