@@ -278,6 +278,22 @@ void load_phi_function(const KernelSpec& spec, CodeWriter& w) {
            spec.padded() ? " && col >= 0" : "");
 }
 
+// Pass 2's products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS). `theta`
+// names the function's theta parameter, `theta_element` the value of row k, column col ({0} is k).
+void load_chosen_products_function(const KernelSpec& spec, const char* name, const char* theta,
+                                   const char* theta_element, CodeWriter& w) {
+  w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
+  auto body = w.scope(fmt::format("__device__ __forceinline__ void {}(T (&a)[W], const T* {}, const T* phi, "
+                                  "long long ld_phi, const int (&c_warp)[W], int block, int r)",
+                                  name, theta));
+  for (int k = 0; k < spec.W; ++k) {
+    w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int col = FIRST_BLOCK_COLUMN + b * W + r;", k);
+    w.line("  a[{0}] = c_warp[{0}] >= 0 && b < BLOCKS{1} ? bfly::product({2}, phi[c_warp[{0}] * ld_phi + col]) : "
+           "T(0); }}",
+           k, spec.padded() ? " && col >= 0" : "", fmt::format(fmt::runtime(theta_element), k));
+  }
+}
+
 }  // namespace
 
 void lda_doc_functions(const KernelSpec& spec, CodeWriter& w) {
@@ -298,17 +314,7 @@ void lda_doc_functions(const KernelSpec& spec, CodeWriter& w) {
     for (int k = 0; k < spec.W; ++k) w.line("a[{0}] = bfly::product(t, a[{0}]);", k);
   }
   w.blank();
-  w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
-  {
-    auto body = w.scope(
-        "__device__ __forceinline__ void load_chosen_products_row(T (&a)[W], const T* theta_row, const T* phi, "
-        "long long ld_phi, const int (&c_warp)[W], int block, int r)");
-    for (int k = 0; k < spec.W; ++k) {
-      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int col = FIRST_BLOCK_COLUMN + b * W + r;", k);
-      w.line("  a[{0}] = c_warp[{0}] >= 0 && b < BLOCKS{1} ? bfly::product(theta_row[col], "
-             "phi[c_warp[{0}] * ld_phi + col]) : T(0); }}", k, padded ? " && col >= 0" : "");
-    }
-  }
+  load_chosen_products_function(spec, "load_chosen_products_row", "theta_row", "theta_row[col]", w);
 }
 
 void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
@@ -327,7 +333,6 @@ void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, Cod
 }
 
 void lda_functions(const KernelSpec& spec, CodeWriter& w) {
-  const bool padded = spec.padded();
   w.line("// Algorithm 8 lines 13-17: the products theta[doc k][col] * phi[word k][col] of block b, where lane r");
   w.line("// takes col = block start + r (transposed access to phi) and theta_local holds theta transposed");
   w.line("// (Algorithm 5). load_phi only loads; multiply_theta forms the products when the block is used.");
@@ -342,17 +347,7 @@ void lda_functions(const KernelSpec& spec, CodeWriter& w) {
     for (int k = 0; k < spec.W; ++k) w.line("a[{0}] = bfly::product(t[{0}], a[{0}]);", k);
   }
   w.blank();
-  w.line("// The same products for the blocks the lanes chose: row k's block comes from lane k (zeros past BLOCKS).");
-  {
-    auto body = w.scope(
-        "__device__ __forceinline__ void load_chosen_products(T (&a)[W], const T* theta_local, const T* phi, "
-        "long long ld_phi, const int (&c_warp)[W], int block, int r)");
-    for (int k = 0; k < spec.W; ++k) {
-      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int col = FIRST_BLOCK_COLUMN + b * W + r;", k);
-      w.line("  a[{0}] = c_warp[{0}] >= 0 && b < BLOCKS{1} ? bfly::product(theta_local[REMNANT + b * W + {0}], "
-             "phi[c_warp[{0}] * ld_phi + col]) : T(0); }}", k, padded ? " && col >= 0" : "");
-    }
-  }
+  load_chosen_products_function(spec, "load_chosen_products", "theta_local", "theta_local[REMNANT + b * W + {0}]", w);
 }
 
 void cache_theta(const KernelSpec& spec, CodeWriter& w) {
