@@ -4,18 +4,18 @@
 # the topics and where the outputs went.
 #
 # With a GPU: the whole corpus, K = 64, 300 iterations (a fraction of a second on an H100).
-# Without one: the generated z-step kernel runs on the CPU (bfly/lockstep.hpp), which is about 0.1 M tokens/s on
-# 2 cores, so the run takes the first 10,000 glosses for 100 iterations (about a minute on 2 cores).
+# Without one: the generated z-step kernel runs on the CPU (bfly/lockstep.hpp), which is about 0.3 M tokens/s on
+# 2 cores, so the run takes the first 20,000 glosses for 100 iterations (under a minute on 2 cores).
 #
 # usage: scripts/train-real-corpus.sh
-#   TOPICS=64 GPU_ITERATIONS=1000 CPU_DOCS=10000 CPU_ITERATIONS=100 RUN_DIR=runs/wordnet   (the defaults; set any of
+#   TOPICS=64 GPU_ITERATIONS=1000 CPU_DOCS=20000 CPU_ITERATIONS=100 RUN_DIR=runs/wordnet   (the defaults; set any of
 #   them in the environment to change it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 topics=${TOPICS:-64}
 gpu_iterations=${GPU_ITERATIONS:-1000}
-cpu_docs=${CPU_DOCS:-10000}
+cpu_docs=${CPU_DOCS:-20000}
 cpu_iterations=${CPU_ITERATIONS:-100}
 out=${RUN_DIR:-runs/wordnet}
 
@@ -37,7 +37,7 @@ if [[ $device == gpu:* ]]; then
 else
   echo "== ${device#cpu: }"
   echo "== so the generated z-step kernel runs on the CPU (bfly/lockstep.hpp executes the CUDA source the GPU"
-  echo "== would compile, about 0.1 M tokens/s on 2 cores): training on a SUBSET, the first $cpu_docs of the"
+  echo "== would compile, about 0.3 M tokens/s on 2 cores): training on a SUBSET, the first $cpu_docs of the"
   echo "== $(wc -l < "$corpus") glosses, K = $topics, $cpu_iterations iterations. A GPU trains on all of them."
   subset=(--max-docs "$cpu_docs")
   iterations=$cpu_iterations

@@ -46,6 +46,14 @@ gen::KernelSpec LdaZStep::choose_spec(int K, gen::ElementType type, const LdaZOp
     // 2026-11-23, K = 1024: f64 4.07 ms against 4.49 for swap; f32 2.02 against 2.22).
     if (!sampler.W && K >= doc_w32_from_k(type)) sampler.W = 32;
     if (!sampler.variant) sampler.variant = gen::Variant::addsub;
+    // Short documents leave most lanes of a group idle in their one round: on the WordNet glosses (7 tokens a
+    // document, H100, bench/results/h100-80gb-hbm3-2026-11-23-wordnet-k1024-gpu.log) K = 64 ran its z-step in
+    // 0.112 ms with W = 8 against 0.180 ms with the default 16, and K = 1024 in 1.53 ms with W = 16 against 2.00 ms
+    // with 32 (W = 8 there: 1.84 ms, so the width is halved once).
+    if (!options.W && options.mean_document_length > 0) {
+      const int W = Sampler::choose_spec(K, type, sampler).W;
+      if (W > 8 && options.mean_document_length < W / 2.0) sampler.W = W / 2;
+    }
   } else {
     // One document per lane (the paper's Algorithm 7): W = 32 beat W = 16 from K = 256 on (2026-11-22; f32
     // K = 1024: 12.1 ms against 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.

@@ -3,6 +3,7 @@
 // LdaZStep chooses for the same K and type, token for token.
 #include "bfly/rt/lda_z_step.hpp"
 #include "generated_zstep.hpp"
+#include "gpu_engine.hpp"
 #include "gpu_support.hpp"
 #include "lda_test_util.hpp"
 
@@ -32,7 +33,11 @@ void compare_with_gpu(const CompiledZKernel& kernel, std::mt19937_64& rng, long 
   const bfly::lda::ZStepReport cpu_report =
       bfly::lda::GeneratedCpuZStep<T>(kernel, 2).run(corpus, K, theta, phi, cpu, seed, iteration);
 
-  bfly::rt::LdaZStep step;  // the GPU's choice for K and T, which the compiled kernel must be
+  // The GPU's choice for K and T (for short documents when the kernel is the short-document one), which the
+  // compiled kernel must be.
+  bfly::rt::LdaZOptions options;
+  if (kernel.spec != bfly::lda::gpu_z_spec<T>(K)) options.mean_document_length = 1.0;
+  bfly::rt::LdaZStep step(options);
   const std::vector<long long> offsets(corpus.doc_offsets.begin(), corpus.doc_offsets.end());
   const std::vector<int> words(corpus.words.begin(), corpus.words.end());
   const bfly::rt::DeviceBuffer theta_d = bfly::test::upload(theta), phi_d = bfly::test::upload(phi),

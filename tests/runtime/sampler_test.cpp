@@ -147,6 +147,14 @@ TEST(LdaZStep, ChooseSpecRule) {
   const gen::KernelSpec spec = LdaZStep::choose_spec(1024, gen::ElementType::f32, forced);
   EXPECT_EQ(spec.W, 8);
   EXPECT_EQ(spec.operation, gen::Operation::lda_z);
+  LdaZOptions short_documents;  // 7 tokens a document on average: half the width, never below 8
+  short_documents.mean_document_length = 7.1;
+  EXPECT_EQ(LdaZStep::choose_spec(64, gen::ElementType::f32, short_documents).W, 8);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, short_documents).W, 16);
+  EXPECT_EQ(LdaZStep::choose_spec(8, gen::ElementType::f32, short_documents).W, 8);
+  short_documents.mean_document_length = 70;  // the paper's corpus: unchanged
+  EXPECT_EQ(LdaZStep::choose_spec(64, gen::ElementType::f32, short_documents).W, 16);
+  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, short_documents).W, 32);
   LdaZOptions not_lda;
   not_lda.operation = gen::Operation::sample;
   EXPECT_THROW(LdaZStep::choose_spec(64, gen::ElementType::f32, not_lda), Error);

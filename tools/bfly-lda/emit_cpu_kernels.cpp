@@ -26,15 +26,24 @@ using namespace bfly;
 
 using bfly::cli::write_if_different;
 
-// "64:f32" -> the spec LdaZStep::choose_spec picks for K = 64, f32.
+// "64:f32" -> the spec LdaZStep::choose_spec picks for K = 64, f32; "64:f32:short" -> the same for a corpus of
+// short documents (the width it picks when documents hold fewer than W / 2 tokens on average).
 gen::KernelSpec spec_for(std::string_view pair) {
   const auto colon = pair.find(':');
   int K = 0;
   const std::string_view digits = pair.substr(0, colon);
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), K);
   if (colon == std::string_view::npos || error != std::errc() || end != digits.data() + digits.size())
-    throw std::runtime_error(fmt::format("\"{}\" is not K:TYPE (e.g. 64:f32)", pair));
-  return rt::LdaZStep::choose_spec(K, gen::parse_element_type(pair.substr(colon + 1)), {});
+    throw std::runtime_error(fmt::format("\"{}\" is not K:TYPE or K:TYPE:short (e.g. 64:f32)", pair));
+  std::string_view type = pair.substr(colon + 1);
+  rt::LdaZOptions options;
+  if (const auto second = type.find(':'); second != std::string_view::npos) {
+    if (type.substr(second + 1) != "short")
+      throw std::runtime_error(fmt::format("\"{}\": the third field can only be \"short\"", pair));
+    options.mean_document_length = 1;  // below any W / 2
+    type = type.substr(0, second);
+  }
+  return rt::LdaZStep::choose_spec(K, gen::parse_element_type(type), options);
 }
 
 std::string kernel_file(const gen::KernelSpec& spec, std::string_view pair, int index) {
@@ -95,7 +104,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const gen::KernelSpec spec = spec_for(pairs[i]);
       if (std::find(specs.begin(), specs.end(), spec) != specs.end())
-        throw std::runtime_error(fmt::format("{} is listed twice", pairs[i]));
+        throw std::runtime_error(fmt::format("{} gives a kernel that an earlier entry already gives", pairs[i]));
       specs.push_back(spec);
       write_if_different(fmt::format("{}/lda_z_cpu_kernel_{}.cpp", dir, i),
                          kernel_file(spec, pairs[i], static_cast<int>(i)));

@@ -50,6 +50,8 @@ class GpuEngine final : public IterationEngine<T> {
     options_ = options;
     const int K = options.topics;
     const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
+    z_options_.mean_document_length = mean_document_length(corpus);  // the kernel's W depends on it
+    zstep_ = rt::LdaZStep(z_options_);
     name_ = fmt::format("gpu {}", gen::kernel_name(rt::LdaZStep::choose_spec(K, type, z_options_)));
     const std::size_t D = static_cast<std::size_t>(corpus.num_docs()), V = static_cast<std::size_t>(corpus.vocab_size());
     const std::size_t tokens = static_cast<std::size_t>(corpus.num_tokens());
@@ -133,9 +135,16 @@ class GpuEngine final : public IterationEngine<T> {
 }  // namespace
 
 template <typename T>
-gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options) {
+gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options, double mean_document_length) {
   const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
-  return rt::LdaZStep::choose_spec(K, type, z_options(options));
+  rt::LdaZOptions z = z_options(options);
+  z.mean_document_length = mean_document_length;
+  return rt::LdaZStep::choose_spec(K, type, z);
+}
+
+double mean_document_length(const Corpus& corpus) {
+  return corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs())
+                               : 0.0;
 }
 
 template <typename T>
@@ -145,8 +154,8 @@ std::unique_ptr<IterationEngine<T>> gpu_engine(const GpuEngineOptions& options) 
 
 bool gpu_available(std::string* why) { return rt::gpu_available(why); }
 
-template gen::KernelSpec gpu_z_spec<float>(int, const GpuEngineOptions&);
-template gen::KernelSpec gpu_z_spec<double>(int, const GpuEngineOptions&);
+template gen::KernelSpec gpu_z_spec<float>(int, const GpuEngineOptions&, double);
+template gen::KernelSpec gpu_z_spec<double>(int, const GpuEngineOptions&, double);
 template std::unique_ptr<IterationEngine<float>> gpu_engine<float>(const GpuEngineOptions&);
 template std::unique_ptr<IterationEngine<double>> gpu_engine<double>(const GpuEngineOptions&);
 

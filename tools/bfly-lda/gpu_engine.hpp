@@ -17,10 +17,14 @@ struct GpuEngineOptions {
   std::string variant;    // "": chosen; else "swap" or "addsub"
 };
 
-// The z-step kernel the GPU engine launches for K topics of element type T: bfly::rt::LdaZStep::choose_spec with
-// `options`. Without a GPU, bfly-lda runs this same kernel on the CPU when it is compiled in (generated_zstep.hpp).
+// The z-step kernel the GPU engine launches for K topics of element type T on a corpus whose documents hold
+// `mean_document_length` tokens on average (0: unknown): bfly::rt::LdaZStep::choose_spec with `options`. Without
+// a GPU, bfly-lda runs this same kernel on the CPU when it is compiled in (generated_zstep.hpp).
 template <typename T>
-gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options = {});
+gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options = {}, double mean_document_length = 0);
+
+// Tokens per document of `corpus` on average (0 for an empty corpus).
+double mean_document_length(const Corpus& corpus);
 
 // A GPU engine in the current CUDA context (device 0's primary context unless the thread has one). Throws
 // bfly::Error when no GPU can be used (see gpu_available).

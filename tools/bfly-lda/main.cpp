@@ -280,7 +280,7 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
 // The engine of the run: the GPU's, else the CPU's with the GPU's generated z-step kernel when it is compiled in
 // (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
 template <typename T>
-std::unique_ptr<IterationEngine<T>> choose_engine(const Settings& s) {
+std::unique_ptr<IterationEngine<T>> choose_engine(const Settings& s, const Corpus& corpus) {
   std::string why_not_gpu;
   if (s.device == "gpu" || (s.device == "auto" && gpu_available(&why_not_gpu)))
     return gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
@@ -291,7 +291,7 @@ std::unique_ptr<IterationEngine<T>> choose_engine(const Settings& s) {
                 threads);
     return cpu_engine<T>(std::make_unique<CpuZStep<T>>(threads));
   }
-  const gen::KernelSpec spec = gpu_z_spec<T>(s.options.topics, s.gpu);
+  const gen::KernelSpec spec = gpu_z_spec<T>(s.options.topics, s.gpu, mean_document_length(corpus));
   if (const CompiledZKernel* kernel = find_compiled_z_kernel(spec)) {
     std::printf("%s: running the generated kernel %s on the CPU (bfly/lockstep.hpp, %d threads)\n", reason.c_str(),
                 gen::kernel_name(spec).c_str(), threads);
@@ -314,7 +314,7 @@ std::string duration_text(double seconds) {
 template <typename T>
 int train(const Settings& s, const Corpus& corpus) {
   namespace fs = std::filesystem;
-  std::unique_ptr<IterationEngine<T>> engine = choose_engine<T>(s);
+  std::unique_ptr<IterationEngine<T>> engine = choose_engine<T>(s, corpus);
   Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
                                 : Trainer<T>(corpus, s.options, std::move(engine));
   std::printf("engine: %s\n", trainer.engine().name().c_str());

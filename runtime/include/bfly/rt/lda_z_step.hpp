@@ -20,6 +20,9 @@ struct LdaZOptions {
   std::optional<int> W;  // 4, 8, 16 or 32
   std::optional<gen::Variant> variant;
   std::optional<int> R;  // remnant threshold, 0 .. W-1
+  // Tokens per document of the corpus on average (0: unknown). lda_z_doc gives each document a group of W lanes,
+  // so for short documents (fewer than W / 2 tokens on average) choose_spec halves its W, down to 8.
+  double mean_document_length = 0;
   bool report_invalid_tokens = true;  // read back {count, first token} of tokens written as -1
 };
 
@@ -51,7 +54,8 @@ class LdaZStep {
 
   // The spec used for K and type: operation lda_z_doc unless options.operation says lda_z; the Sampler's rule
   // (Sampler::choose_spec) for W and R, except W = 32 from K = 1024 on in f32 and from K = 512 in f64 (lda_z_doc;
-  // from K = 256 for lda_z), and the addsub variant for lda_z_doc in both types. Measured on an H100 (bench/results).
+  // from K = 256 for lda_z), halved once for lda_z_doc when options.mean_document_length is below W / 2, and the
+  // addsub variant for lda_z_doc in both types. Measured on an H100 (bench/results).
   static gen::KernelSpec choose_spec(int K, gen::ElementType type, const LdaZOptions& options);
 
  private:
