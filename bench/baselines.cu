@@ -1,5 +1,5 @@
 // The bench's own kernels: the paper's baselines (Steele & Tristan 2019), a warp-per-row sampler, the read
-// ceiling and the input expansion. See baselines.hpp for what each one is.
+// ceiling, the input expansion and lda-bench's random topics. See baselines.hpp for what each one is.
 #include "baselines.hpp"
 
 #include "bfly/philox.cuh"          // the same uniforms as bfly's generated kernels (DESIGN.md section 5)
@@ -265,6 +265,11 @@ __global__ void expand_rows_kernel(T* __restrict__ dst, long long M, int K, long
   }
 }
 
+__global__ void random_topics_kernel(int* z, long long tokens, int K, unsigned long long seed) {
+  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < tokens) z[t] = static_cast<int>(bfly::philox_bits(seed, static_cast<unsigned long long>(t), 7u, 0u) % K);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -320,6 +325,12 @@ template <typename T>
 void expand_rows(T* dst, long long M, int K, long long ld, const T* distinct, int D, cudaStream_t stream) {
   expand_rows_kernel<T><<<4096, 256, 0, stream>>>(dst, M, K, ld, distinct, D);
   check_launch("expand_rows");
+}
+
+void random_topics(int* z, long long tokens, int K, std::uint64_t seed, cudaStream_t stream) {
+  if (tokens == 0) return;
+  random_topics_kernel<<<grid_for(tokens, 256, "random_topics"), 256, 0, stream>>>(z, tokens, K, seed);
+  check_launch("random_topics");
 }
 
 #define BENCH_INSTANTIATE(T)                                                                                  \

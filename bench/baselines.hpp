@@ -1,6 +1,6 @@
 // The bench's own CUDA kernels, behind plain host functions (compiled by nvcc in baselines.cu, called from the
-// C++ driver bfly_bench.cpp): the paper's baseline samplers (Steele & Tristan 2019, Algorithms 1-6), a
-// warp-per-row sampler, the bandwidth ceilings, and the input expansion.
+// C++ drivers bfly_bench.cpp and lda/lda_bench.cpp): the paper's baseline samplers (Steele & Tristan 2019,
+// Algorithms 1-6), a warp-per-row sampler, the bandwidth ceilings, and the input expansion and random topics.
 //
 // Every sampler draws one category per row of M x K weights (row r at weights + r * ld), with the uniform of
 // row r taken from the same Philox4x32-10 stream as bfly's generated kernels (templates/bfly/philox.cuh), so
@@ -65,6 +65,9 @@ int read_ceiling_sink_size(int multiprocessors, int blocks_per_sm);
 // (D rows of K, contiguous). Elements between K and ld are left as they are.
 template <typename T>
 void expand_rows(T* dst, long long M, int K, long long ld, const T* distinct, int D, cudaStream_t stream);
+
+// z[t] = a uniformly random topic in [0, K) (Philox of token t with `seed`, draw 7): lda-bench's starting state.
+void random_topics(int* z, long long tokens, int K, std::uint64_t seed, cudaStream_t stream);
 
 // Which of the D distinct rows row r repeats: a hash of r, so that rows sharing a distribution are not spaced
 // at a period that lines up with warps or groups. The host uses the same function to count draws.

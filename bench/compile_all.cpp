@@ -9,30 +9,53 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <thread>
 
 namespace bench {
 
 namespace rt = bfly::rt;
 using bfly::gen::KernelSpec;
+using bfly::gen::LdaBaselineSpec;
+
+namespace {
+
+// One kernel to compile: its name, and its generation (run on a compile thread).
+struct Kernel {
+  std::string name;
+  std::function<bfly::gen::Source()> generate;
+};
+
+}  // namespace
 
 std::map<std::string, std::string> compile_all(const std::vector<KernelSpec>& specs, const rt::Arch& arch,
                                                int jobs, bool print_resources) {
+  return compile_all(specs, {}, arch, jobs, print_resources);
+}
+
+std::map<std::string, std::string> compile_all(const std::vector<KernelSpec>& specs,
+                                               const std::vector<LdaBaselineSpec>& baselines, const rt::Arch& arch,
+                                               int jobs, bool print_resources) {
+  std::vector<Kernel> kernels;
+  for (const KernelSpec& spec : specs)
+    kernels.push_back({bfly::gen::kernel_name(spec), [spec] { return bfly::gen::generate(spec); }});
+  for (const LdaBaselineSpec& spec : baselines)
+    kernels.push_back({bfly::gen::kernel_name(spec), [spec] { return bfly::gen::generate_lda_baseline(spec); }});
   const auto start = std::chrono::steady_clock::now();
   const rt::CompileOptions options = rt::default_compile_options(arch);
   rt::nvrtc_version();  // learned once, before the threads start
   std::atomic<std::size_t> next{0};
-  std::vector<std::string> errors(specs.size());
-  std::vector<rt::ResourceUsage> resources(specs.size());
-  std::vector<double> seconds(specs.size(), 0.0);
-  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(specs.size())));
+  std::vector<std::string> errors(kernels.size());
+  std::vector<rt::ResourceUsage> resources(kernels.size());
+  std::vector<double> seconds(kernels.size(), 0.0);
+  const int threads = std::max(1, std::min<int>(jobs, static_cast<int>(kernels.size())));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      for (std::size_t i = next++; i < specs.size(); i = next++) {
+      for (std::size_t i = next++; i < kernels.size(); i = next++) {
         const auto t0 = std::chrono::steady_clock::now();
         try {
-          const rt::CacheLookup lookup = rt::default_cache().get(bfly::gen::generate(specs[i]), options);
+          const rt::CacheLookup lookup = rt::default_cache().get(kernels[i].generate(), options);
           resources[i] = lookup.kernel->resources;
         } catch (const std::exception& e) {
           errors[i] = e.what();
@@ -46,12 +69,12 @@ std::map<std::string, std::string> compile_all(const std::vector<KernelSpec>& sp
   double busy = 0.0;
   for (double s : seconds) busy += s;
   const rt::CacheStats stats = rt::default_cache().stats();
-  fmt::print("compiled {} bfly specs for {} on {} threads in {:.1f} s wall ({:.1f} s of compile threads; "
+  fmt::print("compiled {} kernels for {} on {} threads in {:.1f} s wall ({:.1f} s of compile threads; "
              "{} built, {} disk hits)\n",
-             specs.size(), arch.option(), threads, wall, busy, stats.builds, stats.disk_hits);
+             kernels.size(), arch.option(), threads, wall, busy, stats.builds, stats.disk_hits);
   std::map<std::string, std::string> failures;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const std::string name = bfly::gen::kernel_name(specs[i]);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const std::string& name = kernels[i].name;
     if (!errors[i].empty()) {
       failures[name] = errors[i];
       fmt::print("  COMPILE FAILED {}: {}\n", name, errors[i]);

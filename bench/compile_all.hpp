@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 #include "bfly/rt/compile.hpp"
 
 #include <map>
@@ -11,8 +12,14 @@
 
 namespace bench {
 
-// Compiles `specs` on `jobs` threads (NVRTC runs outside the cache's lock); prints one summary line, and one
-// line of resources per kernel when `print_resources`. Returns the failures by kernel name.
+// Compiles `specs` and the LDA baselines `baselines` on `jobs` threads (generation and NVRTC run outside the
+// cache's lock); prints one summary line, and one line of resources per kernel when `print_resources`. Returns
+// the failures by kernel name.
+std::map<std::string, std::string> compile_all(const std::vector<bfly::gen::KernelSpec>& specs,
+                                               const std::vector<bfly::gen::LdaBaselineSpec>& baselines,
+                                               const bfly::rt::Arch& arch, int jobs, bool print_resources);
+
+// The same without baselines.
 std::map<std::string, std::string> compile_all(const std::vector<bfly::gen::KernelSpec>& specs,
                                                const bfly::rt::Arch& arch, int jobs, bool print_resources);
 

@@ -111,12 +111,9 @@ TEST(Generate, LdaZDocGeometry) {
   EXPECT_EQ(parse_kernel_name("bfly_lda_z_doc_f32_w32_k1024_r8_addsub"), small);
 }
 
-class Golden : public testing::TestWithParam<const char*> {};
-
-TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
-  const KernelSpec spec = parse_kernel_name(GetParam());
-  const std::string path = std::string(BFLY_GOLDEN_DIR) + "/" + GetParam() + ".cu";
-  const std::string text = generate(spec).text;
+// The reviewed file of kernel `name`, compared with `text` (or rewritten with BFLY_UPDATE_GOLDEN=1).
+void check_golden(const std::string& name, const std::string& text) {
+  const std::string path = std::string(BFLY_GOLDEN_DIR) + "/" + name + ".cu";
   if (const char* update = std::getenv("BFLY_UPDATE_GOLDEN"); update && std::string(update) == "1") {
     std::ofstream(path, std::ios::binary) << text;
     GTEST_SKIP() << "rewrote " << path;
@@ -129,10 +126,72 @@ TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
                                    "review the diff of " << path;
 }
 
+class Golden : public testing::TestWithParam<const char*> {};
+
+TEST_P(Golden, GeneratedSourceEqualsTheReviewedFile) {
+  check_golden(GetParam(), generate(parse_kernel_name(GetParam())).text);
+}
+
 INSTANTIATE_TEST_SUITE_P(Specs, Golden,
                          testing::Values("bfly_sample_f32_w4_k10_r3_addsub", "bfly_sample_f64_w8_k71_r0_swap",
                                          "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_sample_f32_w16_k3_r8_swap",
                                          "bfly_sample_f32_w8_k4097_r7_addsub", "bfly_lda_z_f32_w8_k71_r7_addsub",
                                          "bfly_lda_z_doc_f32_w8_k71_r7_addsub", "bfly_lda_z_doc_f64_w4_k300_r0_swap"));
+
+class GoldenBaseline : public testing::TestWithParam<const char*> {};
+
+TEST_P(GoldenBaseline, GeneratedSourceEqualsTheReviewedFile) {
+  check_golden(GetParam(), generate_lda_baseline(parse_lda_baseline_name(GetParam())).text);
+}
+
+INSTANTIATE_TEST_SUITE_P(LdaBaselines, GoldenBaseline,
+                         testing::Values("bfly_lda_alg1_f32_k71", "bfly_lda_alg4_f64_k71", "bfly_lda_alg4_f32_k3"));
+
+// The LDA baselines: names, the header, the paper's steps, K and W compiled in, alg4's sections present only when
+// K has them, Figure 2's 80 shuffles, and one thread per document in CTAs of 128.
+TEST(GenerateLdaBaseline, SourceDescribesItselfAndFollowsThePaper) {
+  const Source alg4 = generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg4, 1000, ElementType::f32});
+  EXPECT_EQ(alg4.kernel_name, "bfly_lda_alg4_f32_k1000");
+  EXPECT_EQ(describe(alg4), "baseline=alg4 K=1000 type=f32");
+  EXPECT_TRUE(contains(alg4.text, "// bfly_lda_alg4_f32_k1000\n"));
+  EXPECT_TRUE(contains(alg4.text, "`bfly-gen show --baseline alg4 --K 1000 --type f32`"));
+  EXPECT_TRUE(contains(alg4.text, "Do not edit"));
+  EXPECT_TRUE(contains(alg4.text, "extern \"C\" __global__ void __launch_bounds__(128)\nbfly_lda_alg4_f32_k1000("));
+  EXPECT_TRUE(contains(alg4.text, "long long D, float* __restrict__ p, unsigned long long* __restrict__ invalid_tokens"));
+  for (const char* constant : {"typedef float T;", "constexpr int K = 1000;", "constexpr int W = 32;",
+                               "constexpr int REMNANT = 8;", "constexpr int BLOCKS = 31;", "constexpr int THREADS = 128;"})
+    EXPECT_TRUE(contains(alg4.text, constant)) << constant;
+  for (const char* step : {"Algorithm 4 lines 3-6", "Algorithm 4 lines 9-11", "Algorithm 6 lines 8-12",
+                           "Algorithm 6 lines 13-24", "Figure 2", "Algorithm 3"})
+    EXPECT_TRUE(contains(alg4.text, step)) << step;
+  std::size_t trades = 0;
+  for (std::size_t p = 0; (p = alg4.text.find("  trade(a[", p)) != std::string::npos; ++p) ++trades;
+  EXPECT_EQ(trades, 80u) << "(W / 2) log2 W exchanges of Figure 2";
+  EXPECT_EQ(alg4.headers, (std::vector<std::string>{"bfly/philox.cuh", "bfly/sample_support.cuh"}));
+
+  const std::string remnant_only = generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg4, 3, ElementType::f64}).text;
+  EXPECT_TRUE(contains(remnant_only, "Algorithm 6 lines 8-12"));
+  EXPECT_FALSE(contains(remnant_only, "Algorithm 6 lines 13-24"));
+  const std::string blocks_only = generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg4, 64, ElementType::f64}).text;
+  EXPECT_FALSE(contains(blocks_only, "Algorithm 6 lines 8-12"));
+  EXPECT_TRUE(contains(blocks_only, "Algorithm 6 lines 13-24"));
+
+  const Source alg1 = generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg1, 71, ElementType::f64});
+  EXPECT_EQ(alg1.kernel_name, "bfly_lda_alg1_f64_k71");
+  EXPECT_TRUE(contains(alg1.text, "typedef double T;"));
+  EXPECT_TRUE(contains(alg1.text, "constexpr int K = 71;"));
+  EXPECT_TRUE(contains(alg1.text, "Algorithm 1 lines 6-13"));
+  EXPECT_FALSE(contains(alg1.text, "__shfl")) << "Algorithm 1 has no warp cooperation";
+  EXPECT_EQ(alg1.text, generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg1, 71, ElementType::f64}).text);
+
+  for (const LdaBaselineSpec& spec : lda_baseline_test_specs()) {
+    const LaunchGeometry g = launch_geometry(spec);
+    EXPECT_EQ(g.threads_per_cta, 128);
+    EXPECT_EQ(g.rows_per_cta, 128) << "one document per thread";
+    EXPECT_EQ(g.static_shared_bytes, 0);
+  }
+  EXPECT_EQ(launch_geometry(LdaBaselineSpec{}).grid_for_rows(129), 2);
+  EXPECT_THROW(generate_lda_baseline(LdaBaselineSpec{LdaBaseline::alg1, 0, ElementType::f32}), bfly::Error);
+}
 
 }  // namespace

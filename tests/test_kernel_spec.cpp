@@ -1,4 +1,4 @@
-// KernelSpec: validation messages, derived facts, and kernel names (make, parse, round trip).
+// KernelSpec: validation messages, derived facts, and kernel names (make, parse, round trip); LdaBaselineSpec names.
 #include "bfly/error.hpp"
 #include "bfly/gen/kernel_spec.hpp"
 #include "bfly/gen/spec_catalog.hpp"
@@ -93,6 +93,36 @@ TEST(KernelSpec, CatalogIsValidAndDuplicateFree) {
     for (std::size_t j = i + 1; j < specs.size(); ++j) ASSERT_FALSE(specs[i] == specs[j]) << kernel_name(specs[i]);
   EXPECT_EQ(remnant_thresholds_for(4), (std::vector<int>{0, 3}));
   EXPECT_EQ(remnant_thresholds_for(32), (std::vector<int>{0, 8, 31}));
+}
+
+// LDA baseline names: every catalog spec round-trips; what is not a canonical baseline name is rejected; baseline
+// names and KernelSpec names are never taken for one another.
+TEST(LdaBaselineSpec, NamesRoundTripAndStayApartFromKernelSpecNames) {
+  EXPECT_EQ(kernel_name(LdaBaselineSpec{LdaBaseline::alg1, 1024, ElementType::f32}), "bfly_lda_alg1_f32_k1024");
+  EXPECT_EQ(kernel_name(LdaBaselineSpec{LdaBaseline::alg4, 71, ElementType::f64}), "bfly_lda_alg4_f64_k71");
+  EXPECT_EQ(describe(LdaBaselineSpec{LdaBaseline::alg4, 71, ElementType::f64}), "baseline=alg4 K=71 type=f64");
+  const std::vector<LdaBaselineSpec> specs = lda_baseline_test_specs();
+  EXPECT_EQ(specs.size(), 24u);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::string name = kernel_name(specs[i]);
+    EXPECT_EQ(parse_lda_baseline_name(name), specs[i]) << name;
+    EXPECT_THROW(parse_kernel_name(name), bfly::Error) << name;
+    for (std::size_t j = i + 1; j < specs.size(); ++j) EXPECT_NE(name, kernel_name(specs[j]));
+  }
+  for (const KernelSpec& spec : lda_test_specs())
+    EXPECT_THROW(parse_lda_baseline_name(kernel_name(spec)), bfly::Error) << kernel_name(spec);
+  for (const char* bad : {"bfly_lda_alg2_f32_k1024", "bfly_lda_alg4_f16_k1024", "bfly_lda_alg4_f32_k0",
+                          "bfly_lda_alg4_f32_k01024", "bfly_lda_alg4_f32_1024", "bfly_lda_alg4_f32_k", "bfly_lda_alg4_f32",
+                          "bfly_lda_alg4_f32_k1024_x", "bfly_sample_alg4_f32_k1024", "bfly_lda_alg4_f32_k2000000"}) {
+    EXPECT_THROW(parse_lda_baseline_name(bad), bfly::Error) << bad;
+  }
+  EXPECT_EQ(parse_lda_baseline("alg1"), LdaBaseline::alg1);
+  try {
+    parse_lda_baseline("alg7");
+    FAIL() << "alg7 accepted";
+  } catch (const bfly::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("alg1"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

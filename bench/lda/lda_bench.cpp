@@ -1,7 +1,8 @@
 // lda-bench: the LDA z-step and the full uncollapsed Gibbs iteration on one corpus (normally the paper-shaped one of
 // scripts/lda/make_paper_corpus.py), for a sweep of K (Figure 11 of the paper) and f32/f64:
 //   bfly-<variant>-w<W>   the generated butterfly kernels through bfly::rt::LdaZStep
-//   alg1, alg4            the paper's baselines (bench/lda/lda_baselines.cu)
+//   alg1, alg4            the paper's baselines, generated for each K and type like bfly's kernels
+//                         (gen::generate_lda_baseline, through bfly::rt::LdaBaselineStep)
 // and the rest of the iteration (counts, theta, phi, log-likelihood: bfly::rt::LdaIteration). Every algorithm runs
 // on the same device arrays in the same process; theta and phi are the posterior means of a random z. Times are
 // medians of CUDA-event-timed runs after warm-up; the uniform stream changes from run to run (iteration number).
@@ -12,11 +13,12 @@
 #include "../baselines.hpp"
 #include "../compile_all.hpp"
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 #include "bfly/rt/driver.hpp"
+#include "bfly/rt/lda_baseline_step.hpp"
 #include "bfly/rt/lda_iteration.hpp"
 #include "bfly/rt/lda_z_step.hpp"
 #include "corpus.hpp"
-#include "lda_baselines.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -32,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -230,22 +233,29 @@ std::vector<bfly::rt::LdaZOptions> bfly_configs(const Options& o) {
   return configs;
 }
 
-// Every kernel the run will load, compiled first on all cores through the cache (a K's spec that cannot be made
-// is skipped here and reported when its point is run).
+// The paper's baselines timed at every K, with their CSV names.
+constexpr std::pair<const char*, bfly::gen::LdaBaseline> kBaselines[] = {{"alg1", bfly::gen::LdaBaseline::alg1},
+                                                                         {"alg4", bfly::gen::LdaBaseline::alg4}};
+
+// Every kernel the run will load (bfly's and the baselines), compiled first on all cores through the cache (a K's
+// spec that cannot be made is skipped here and reported when its point is run).
 void precompile(const Options& o) {
   std::vector<bfly::gen::KernelSpec> specs;
+  std::vector<bfly::gen::LdaBaselineSpec> baselines;
   for (const std::string& type : o.types)
-    for (const int K : o.Ks)
+    for (const int K : o.Ks) {
+      const auto element = type == "f32" ? bfly::gen::ElementType::f32 : bfly::gen::ElementType::f64;
       for (const bfly::rt::LdaZOptions& config : bfly_configs(o)) {
         try {
-          const bfly::gen::KernelSpec spec = bfly::rt::LdaZStep::choose_spec(
-              K, type == "f32" ? bfly::gen::ElementType::f32 : bfly::gen::ElementType::f64, config);
+          const bfly::gen::KernelSpec spec = bfly::rt::LdaZStep::choose_spec(K, element, config);
           if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
         } catch (const std::exception&) {
         }
       }
+      for (const auto& [name, algorithm] : kBaselines) baselines.push_back({algorithm, K, element});
+    }
   const int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bench::compile_all(specs, bfly::rt::current_device_arch(), jobs, false);
+  bench::compile_all(specs, baselines, bfly::rt::current_device_arch(), jobs, false);
 }
 
 template <typename T>
@@ -257,7 +267,7 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const s
     DeviceArray<T> theta(static_cast<std::size_t>(c.D) * K), phi(static_cast<std::size_t>(c.V) * K);
     DeviceArray<T> p(static_cast<std::size_t>(c.D) * K);
     DeviceArray<int> z(static_cast<std::size_t>(c.tokens)), z_reference(static_cast<std::size_t>(c.tokens));
-    bench::lda::random_topics(z.data, c.tokens, K, seed + K, nullptr);
+    bench::random_topics(z.data, c.tokens, K, seed + K, nullptr);
     bfly::rt::LdaIteration rest(bfly::rt::LdaShape{c.D, c.V, c.tokens, K}, element);
     const bfly::rt::LdaPriors priors{0.1, 0.01};
     rest.count(c.offsets, c.words, z.data);
@@ -340,22 +350,25 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const s
                   config.W ? "" : ", default", differ);
     }
 
-    // The paper's baselines.
-    const std::pair<const char*, decltype(&bench::lda::alg1<T>)> baselines[] = {{"alg1", &bench::lda::alg1<T>},
-                                                                                {"alg4", &bench::lda::alg4<T>}};
-    for (const auto& [name, fn] : baselines) {
-      const double ms = time_ms(
-          [&](int run) {
-            fn(theta.data, phi.data, c.offsets, c.words, z.data, c.D, K, p.data, seed, static_cast<unsigned>(run + 1),
-               nullptr);
-          },
-          o.warmup, o.runs);
-      fn(theta.data, phi.data, c.offsets, c.words, z.data, c.D, K, p.data, seed, 1, nullptr);
+    // The paper's baselines, generated for this K and type and loaded from the cache (precompile built them).
+    for (const auto& [name, algorithm] : kBaselines) {
+      std::optional<bfly::rt::LdaBaselineStep> baseline;
+      try {
+        baseline.emplace(bfly::gen::LdaBaselineSpec{algorithm, K, element});
+      } catch (const std::exception& e) {
+        std::printf("  skip %s at K=%d: %s\n", name, K, e.what());
+        continue;
+      }
+      const auto run_baseline = [&](unsigned iteration) {
+        baseline->run(theta.data, K, phi.data, K, c.offsets, c.words, z.data, c.D, p.data, seed, iteration);
+      };
+      const double ms = time_ms([&](int run) { run_baseline(static_cast<unsigned>(run + 1)); }, o.warmup, o.runs);
+      run_baseline(1);
       CUDA_CHECK(cudaDeviceSynchronize());
       const long long differ = have_reference ? compare(name) : 0;
       rows.push_back({name, type, K, ms, ms + rest_ms});
-      std::printf("%s K=%4d %-18s z-step %8.3f ms %8.1f Mtok/s  (%lld topics differ)\n", type, K, name, ms,
-                  c.tokens / ms * 1e-3, differ);
+      std::printf("%s K=%4d %-18s z-step %8.3f ms %8.1f Mtok/s  (%s; %lld topics differ)\n", type, K, name, ms,
+                  c.tokens / ms * 1e-3, baseline->kernel_name().c_str(), differ);
     }
 
     // One whole iteration as bfly-lda runs it (default kernel, invalid-token count and log-likelihood read back).

@@ -66,6 +66,10 @@ std::string without_trailing_newline(std::string text) {
 
 std::string_view bfly_version() { return BFLY_VERSION; }
 
+std::string describe(const Source& source) {
+  return source.description.empty() ? describe(source.spec) : source.description;
+}
+
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;

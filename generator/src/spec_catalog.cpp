@@ -48,6 +48,14 @@ std::vector<KernelSpec> lda_test_specs() {
   return specs;
 }
 
+std::vector<LdaBaselineSpec> lda_baseline_test_specs() {
+  std::vector<LdaBaselineSpec> specs;
+  for (LdaBaseline algorithm : {LdaBaseline::alg1, LdaBaseline::alg4})
+    for (int K : {1, 3, 33, 64, 71, 300})
+      for (ElementType type : kTypes) specs.push_back(LdaBaselineSpec{algorithm, K, type});
+  return specs;
+}
+
 std::vector<KernelSpec> compile_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)

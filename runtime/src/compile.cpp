@@ -267,7 +267,7 @@ std::string numbered_source(const gen::Source& source, const std::vector<std::st
   const std::vector<std::string_view> lines = split_lines(source.text);
   const int width = static_cast<int>(std::to_string(lines.size()).size());
   std::string text = fmt::format("// bfly kernel {} ({})\n// NVRTC options: {}\n", source.kernel_name,
-                                 gen::describe(source.spec), fmt::join(options, " "));
+                                 gen::describe(source), fmt::join(options, " "));
   for (std::size_t i = 0; i < lines.size(); ++i) text += fmt::format("{:0{}} {}\n", i + 1, width, lines[i]);
   return text;
 }
@@ -275,7 +275,7 @@ std::string numbered_source(const gen::Source& source, const std::vector<std::st
 std::string describe_compile_failure(const gen::Source& source, const std::vector<std::string>& options,
                                      std::string_view log) {
   std::string message = fmt::format("NVRTC could not compile {} ({}) with options: {}\n", source.kernel_name,
-                                    gen::describe(source.spec), fmt::join(options, " "));
+                                    gen::describe(source), fmt::join(options, " "));
   // Every file the log can name: the generated source and the embedded fragments it includes.
   std::map<std::string, std::string_view, std::less<>> files = {{program_name(source), source.text}};
   for (const gen::EmbeddedFile& file : gen::embedded_templates()) files.emplace(file.name, file.content);

@@ -31,12 +31,16 @@ Arch arch_for_inspect(const std::optional<std::string>& arch) {
 
 KernelReport inspect(const gen::KernelSpec& spec, const std::optional<std::string>& arch) {
   spec.validate();
+  return inspect(gen::generate(spec), arch);
+}
+
+KernelReport inspect(const gen::Source& source, const std::optional<std::string>& arch) {
   const CompileOptions options = default_compile_options(arch_for_inspect(arch));
-  const gen::Source source = gen::generate(spec);
   const CacheLookup lookup = default_cache().get(source, options);
   KernelReport report;
   report.kernel_name = lookup.kernel->kernel_name;
   report.spec = lookup.kernel->spec;
+  report.description = gen::describe(source);
   report.arch = lookup.kernel->arch;
   report.options = lookup.kernel->options;
   report.resources = lookup.kernel->resources;
@@ -48,7 +52,7 @@ KernelReport inspect(const gen::KernelSpec& spec, const std::optional<std::strin
 
 std::string format_report(const KernelReport& report) {
   std::string text = fmt::format("kernel        {}\nspec          {}\narch          {}\noptions       {}\n",
-                                 report.kernel_name, gen::describe(report.spec), report.arch.option(),
+                                 report.kernel_name, report.description, report.arch.option(),
                                  fmt::join(report.options, " "));
   const ResourceUsage& r = report.resources;
   if (r.known) {

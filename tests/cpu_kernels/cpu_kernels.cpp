@@ -15,6 +15,8 @@ BFLY_DECLARE_SHARD(0) BFLY_DECLARE_SHARD(1) BFLY_DECLARE_SHARD(2) BFLY_DECLARE_S
 BFLY_DECLARE_SHARD(4) BFLY_DECLARE_SHARD(5) BFLY_DECLARE_SHARD(6) BFLY_DECLARE_SHARD(7)
 #undef BFLY_DECLARE_SHARD
 static_assert(BFLY_DRAW_KERNEL_SHARDS == 8, "update the shard list above");
+// Defined in the generated lda_baseline_kernels.cpp.
+void register_lda_baseline_kernels(std::vector<CpuLdaBaselineKernel>& out);
 
 namespace {
 
@@ -52,6 +54,20 @@ const Registry& registry() {
 
 const std::vector<CpuKernel>& cpu_kernels() { return registry().sample; }
 const std::vector<CpuLdaKernel>& cpu_lda_kernels() { return registry().lda; }
+
+const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels() {
+  static const std::vector<CpuLdaBaselineKernel> kernels = [] {
+    std::vector<CpuLdaBaselineKernel> registered;
+    register_lda_baseline_kernels(registered);
+    const std::vector<gen::LdaBaselineSpec> specs = gen::lda_baseline_test_specs();
+    if (registered.size() != specs.size() ||
+        !std::equal(specs.begin(), specs.end(), registered.begin(),
+                    [](const gen::LdaBaselineSpec& spec, const CpuLdaBaselineKernel& k) { return k.spec == spec; }))
+      throw std::logic_error("the generated LDA baseline test kernels are not gen::lda_baseline_test_specs()");
+    return registered;
+  }();
+  return kernels;
+}
 
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name) {
   for (const CpuKernel& k : cpu_kernels())

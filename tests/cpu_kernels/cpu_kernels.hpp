@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 
 #include <string_view>
 #include <vector>
@@ -27,6 +28,20 @@ struct CpuLdaKernel {
                  const long long* doc_offsets, const int* words, int* z, long long D,
                  unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
 };
+
+// One LDA baseline compiled as C++, with the baseline kernel ABI (see gen::generate_lda_baseline()): p is scratch
+// of D x K elements of the spec's type.
+struct CpuLdaBaselineKernel {
+  gen::LdaBaselineSpec spec;
+  std::string_view name;
+  int threads_per_cta;
+  void (*launch)(const void* theta, long long ld_theta, const void* phi, long long ld_phi,
+                 const long long* doc_offsets, const int* words, int* z, long long D, void* p,
+                 unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
+};
+
+// Every spec of gen::lda_baseline_test_specs(), in that order.
+const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 
 // Every spec of gen::lda_test_specs(), in that order.
 const std::vector<CpuLdaKernel>& cpu_lda_kernels();

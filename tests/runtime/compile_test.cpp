@@ -135,6 +135,31 @@ TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
     }
 }
 
+// The paper's LDA baselines, generated for the bench: NVRTC must accept both at a K with a remnant and blocks
+// (alg4's every section) in both types, with nothing spilled; the compile error of one names it by its baseline
+// spec, not by a KernelSpec it does not have.
+TEST(Compile, LdaBaselinesCompileForSm90WithoutSpills) {
+  for (const gen::LdaBaseline algorithm : {gen::LdaBaseline::alg1, gen::LdaBaseline::alg4})
+    for (const gen::ElementType type : {gen::ElementType::f32, gen::ElementType::f64}) {
+      const gen::Source source = gen::generate_lda_baseline(gen::LdaBaselineSpec{algorithm, 1000, type});
+      const CompiledKernel kernel = compile(source, {Arch{90, true}, false});
+      ASSERT_TRUE(kernel.resources.known) << kernel.log;
+      EXPECT_GT(kernel.resources.registers, 0) << source.kernel_name;
+      EXPECT_EQ(kernel.resources.spill_store_bytes, 0) << source.kernel_name << "\n" << kernel.log;
+      EXPECT_EQ(kernel.resources.local_bytes, 0) << source.kernel_name << "\n" << kernel.log;
+      RecordProperty(source.kernel_name + "_registers", kernel.resources.registers);
+    }
+  gen::Source broken = gen::generate_lda_baseline(gen::LdaBaselineSpec{gen::LdaBaseline::alg4, 71, gen::ElementType::f64});
+  broken.text += "\nundefined_name;\n";
+  try {
+    compile(broken, {Arch{90, true}, false});
+    FAIL() << "a broken source compiled";
+  } catch (const CompileError& error) {
+    EXPECT_NE(std::string(error.what()).find("bfly_lda_alg4_f64_k71 (baseline=alg4 K=71 type=f64)"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(Compile, PtxForANewerDevice) {
   const CompiledKernel kernel = compile(tiny_source(spec_for(64)), {Arch{90, false}, false});
   EXPECT_FALSE(kernel.resources.known);

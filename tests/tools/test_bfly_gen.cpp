@@ -386,6 +386,24 @@ TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
   EXPECT_NE(r.out.find("bfly_sample_f32_w8_k12_r7_addsub("), std::string::npos);
 }
 
+// The paper's LDA baselines: by flags or by name, the same text as the generator's golden file, inspectable.
+TEST_F(BflyGen, ShowAndInspectTheLdaBaselines) {
+  const Result by_flags = bfly_gen("show --baseline alg4 --K 71 --type f64");
+  ASSERT_EQ(by_flags.status, 0) << by_flags.err;
+  EXPECT_EQ(by_flags.out, read_file(fs::path(BFLY_GOLDEN_DIR) / "bfly_lda_alg4_f64_k71.cu"));
+  const Result by_name = bfly_gen("show bfly_lda_alg4_f64_k71");
+  ASSERT_EQ(by_name.status, 0) << by_name.err;
+  EXPECT_EQ(by_name.out, by_flags.out);
+  const Result alg1 = bfly_gen("show --baseline alg1 --K 100 --inline");
+  ASSERT_EQ(alg1.status, 0) << alg1.err;
+  EXPECT_NE(alg1.out.find("bfly_lda_alg1_f32_k100("), std::string::npos) << "f32 by default";
+  EXPECT_EQ(alg1.out.find("#include \"bfly/"), std::string::npos) << "--inline pastes the fragments";
+  const Result inspect = bfly_gen("inspect --baseline alg4 --K 100 --arch sm_90");
+  ASSERT_EQ(inspect.status, 0) << inspect.err;
+  for (const char* field : {"bfly_lda_alg4_f32_k100", "baseline=alg4 K=100 type=f32", "registers", "spills"})
+    EXPECT_NE(inspect.out.find(field), std::string::npos) << field << "\n" << inspect.out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // bfly-gen inspect / cache (NVRTC only: no GPU needed with --arch)
 // ---------------------------------------------------------------------------------------------------------
@@ -510,6 +528,12 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCommandLine{"show bfly_sample_f32_w33_k1024_r8_addsub", "W = 33 is not allowed"},
                       BadCommandLine{"show not_a_kernel", "'not_a_kernel' is not a bfly kernel name"},
                       BadCommandLine{"inspect --K 64 --arch sm_12", "--arch sm_12"},
+                      BadCommandLine{"show --baseline alg2 --K 64", "--baseline alg2"},
+                      BadCommandLine{"show --baseline alg4", "--K is required"},
+                      BadCommandLine{"show --baseline alg4 --K 64 --W 16", "--W does not apply to an LDA baseline"},
+                      BadCommandLine{"show bfly_lda_alg4_f32_k64 --K 64", "not both"},
+                      BadCommandLine{"show bfly_lda_alg4_f32_k064", "not an LDA baseline kernel name"},
+                      BadCommandLine{"generate --baseline alg4 --K 64", "unknown flag '--baseline'"},
                       BadCommandLine{"cache", "list or clear"},
                       BadCommandLine{"cache prune", "unknown cache action 'prune'"},
                       BadCommandLine{"demo --draws 0", "--draws 0"},

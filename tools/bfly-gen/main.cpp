@@ -12,6 +12,7 @@
 #include "bfly/error.hpp"
 #include "bfly/gen/generate.hpp"
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 #include "bfly/rt/inspect.hpp"
 #include "bfly/rt/lda_z_step.hpp"
 #include "bfly/rt/sampler.hpp"
@@ -117,6 +118,53 @@ gen::KernelSpec spec_from_args(const Args& args) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// The paper's LDA baselines (show and inspect): --baseline ALG with --K and --type, or a name such as
+// bfly_lda_alg4_f32_k1024
+// ---------------------------------------------------------------------------------------------------------
+const Flag kBaselineFlag = {"--baseline", "ALG",
+                            "instead of a bfly kernel, the paper's LDA z-step baseline alg1 (Algorithm 1 with 3) or "
+                            "alg4 (Algorithm 4 with 6 and 3) for --K and --type"};
+constexpr std::string_view kBaselineNamePrefix = "bfly_lda_alg";
+constexpr std::string_view kBaselineUsage = " | BASELINE_NAME | --baseline ALG --K N [--type T]";
+
+// The baseline the command line asks for, or nullopt when it asks for a bfly kernel (spec_from_args).
+std::optional<gen::LdaBaselineSpec> baseline_from_args(const Args& args) {
+  const std::optional<std::string> name =
+      args.positionals().empty() ? std::nullopt : std::optional(args.positionals().front());
+  const bool named = name && name->starts_with(kBaselineNamePrefix);
+  if (!named && !args.has("--baseline")) return std::nullopt;
+  for (const std::string_view flag : {"--W", "--remnant", "--variant", "--operation"})
+    if (args.has(flag))
+      throw UsageError(fmt::format("{} does not apply to an LDA baseline, which has only --K and --type", flag));
+  if (name) {
+    if (!named || args.has("--baseline") || args.has("--K") || args.has("--type"))
+      throw UsageError("give either a kernel name or spec flags (--baseline, --K, --type), not both");
+    try {
+      return gen::parse_lda_baseline_name(*name);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  gen::LdaBaselineSpec spec;
+  const std::string algorithm = *args.value("--baseline");
+  spec.algorithm = checked_flag("--baseline", algorithm, [&] { return gen::parse_lda_baseline(algorithm); });
+  const std::optional<int> K = args.integer("--K");
+  if (!K) throw UsageError("--K is required (or give a kernel name such as bfly_lda_alg4_f32_k1024)");
+  spec.K = *K;
+  checked_flag("--K", std::to_string(*K), [&] { spec.validate(); });
+  if (const auto text = args.value("--type"))
+    spec.type = checked_flag("--type", *text, [&] { return gen::parse_element_type(*text); });
+  return spec;
+}
+
+// The source the command line names: an LDA baseline's or a bfly kernel's.
+gen::Source source_from_args(const Args& args) {
+  if (const std::optional<gen::LdaBaselineSpec> baseline = baseline_from_args(args))
+    return gen::generate_lda_baseline(*baseline);
+  return gen::generate(spec_from_args(args));
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Subcommands
 // ---------------------------------------------------------------------------------------------------------
 int run_generate(const Args& args) {
@@ -133,7 +181,7 @@ int run_generate(const Args& args) {
 }
 
 int run_show(const Args& args) {
-  const gen::Source source = gen::generate(spec_from_args(args));
+  const gen::Source source = source_from_args(args);
   std::cout << (args.has("--inline") ? gen::inline_headers(source) : source.text);
   return 0;
 }
@@ -175,10 +223,10 @@ int run_table(const Args& args) {
 }
 
 int run_inspect(const Args& args) {
-  const gen::KernelSpec spec = spec_from_args(args);
+  const gen::Source source = source_from_args(args);
   const std::optional<std::string> arch = args.value("--arch");
   if (arch) checked_flag("--arch", *arch, [&] { rt::parse_arch(*arch); });
-  std::cout << rt::format_report(rt::inspect(spec, arch));
+  std::cout << rt::format_report(rt::inspect(source, arch));
   return 0;
 }
 
@@ -247,14 +295,16 @@ const std::vector<Command>& commands() {
        "Example: bfly-gen generate --K 1024 --W 32 --type f32 --variant addsub --remnant 8 -o sampler.cuh",
        with_spec_flags({{"--output", "FILE", "where to write the header; '-' or no -o: standard output", "-o"}}), 1,
        run_generate},
-      {"show", "print the generated CUDA source of one spec", std::string(kSpecUsage) + " [--inline]",
+      {"show", "print the generated CUDA source of one spec", std::string(kSpecUsage) + std::string(kBaselineUsage) + " [--inline]",
        "Prints the CUDA source that bfly generates for one kernel spec, as NVRTC receives it (bfly's fragments\n"
        "are #included by name), or with --inline the fragments pasted in. The spec comes from flags or from a\n"
-       "kernel name.\n"
+       "kernel name. With --baseline (or a name bfly_lda_alg<1|4>_<type>_k<K>) it prints one of the paper's LDA\n"
+       "z-step baselines that lda-bench times against bfly's kernels.\n"
        "\n"
        "Examples: bfly-gen show --K 100 --W 16\n"
-       "          bfly-gen show bfly_sample_f32_w32_k1024_r8_addsub --inline",
-       with_spec_flags({{"--inline", "", "paste bfly's fragments (Philox, helpers) in place of their #include"}}), 1,
+       "          bfly-gen show bfly_sample_f32_w32_k1024_r8_addsub --inline\n"
+       "          bfly-gen show --baseline alg4 --K 71 --type f64",
+       with_spec_flags({kBaselineFlag, {"--inline", "", "paste bfly's fragments (Philox, helpers) in place of their #include"}}), 1,
        run_show},
       {"table", "print the butterfly table of one W x W block, computed by the generated build on the CPU",
        "[--W N] [--variant V]",
@@ -269,14 +319,16 @@ const std::vector<Command>& commands() {
         {"--variant", "V", "swap (Figure 4) or addsub (Figure 8) (default addsub)"}},
        0, run_table},
       {"inspect", "compile one spec with NVRTC (through the cache) and print its resources",
-       std::string(kSpecUsage) + " [--arch A]",
+       std::string(kSpecUsage) + std::string(kBaselineUsage) + " [--arch A]",
        "Compiles one kernel spec through bfly's kernel cache and prints the kernel name, the NVRTC options,\n"
        "registers, spill bytes, local memory per thread, static shared memory per CTA, the cache entry and\n"
        "whether it was a memory hit, a disk hit or compiled now. Without --arch the architecture is read from\n"
-       "the GPU; with --arch no GPU is needed. The cache follows BFLY_CACHE_DIR and BFLY_CACHE.\n"
+       "the GPU; with --arch no GPU is needed. The cache follows BFLY_CACHE_DIR and BFLY_CACHE. --baseline (or a\n"
+       "name bfly_lda_alg<1|4>_<type>_k<K>) inspects one of the paper's LDA z-step baselines instead.\n"
        "\n"
-       "Example: bfly-gen inspect --K 1024 --arch sm_90",
-       with_spec_flags({{"--arch", "A", "target: sm_90, compute_90, sm90 or 90 (default: the GPU's)"}}), 1,
+       "Examples: bfly-gen inspect --K 1024 --arch sm_90\n"
+       "          bfly-gen inspect --baseline alg4 --K 1024 --arch sm_90",
+       with_spec_flags({kBaselineFlag, {"--arch", "A", "target: sm_90, compute_90, sm90 or 90 (default: the GPU's)"}}), 1,
        run_inspect},
       {"cache", "list or clear the disk cache of compiled kernels", "list | clear",
        "list: every entry of the cache directory with its size, architecture and resources (damaged entries\n"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 
 #include <string>
 #include <vector>
@@ -25,11 +26,15 @@ LaunchGeometry launch_geometry(const KernelSpec& spec);
 // Generated CUDA source. `text` includes bfly's fragments by name (`#include "bfly/philox.cuh"`);
 // `headers` lists those names, whose content embedded_templates() holds.
 struct Source {
-  KernelSpec spec;
+  KernelSpec spec;           // the spec of generate()'s kernels; left default by other sources (see description)
   std::string kernel_name;   // the extern "C" entry point
   std::string text;
   std::vector<std::string> headers;
+  std::string description;   // what the kernel is when `spec` does not say it (an LDA baseline's spec); else empty
 };
+
+// For messages: source.description if set, else describe(source.spec).
+std::string describe(const Source& source);
 
 // Kernel ABI of operation `sample` (T = float or double):
 //   extern "C" __global__ void <kernel_name>(const T* weights, long long M, long long ld, int* out,
@@ -52,6 +57,22 @@ struct Source {
 // when all its weights are zero. Uniform for token t: counter (t lo, t hi, 0, iteration).
 // Uniform for row r: Philox4x32-10, key (seed lo, seed hi), counter (r lo, r hi, 0, iteration).
 Source generate(const KernelSpec& spec);
+
+// Kernel ABI of the LDA baselines (generate_lda_baseline: Algorithm 1 with 3, Algorithm 4 with 6 and 3): the lda_z
+// ABI with the paper's table of partial sums p after D:
+//   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
+//                                             const long long* doc_offsets, const int* words, int* z, long long D,
+//                                             T* p, unsigned long long* invalid_tokens,
+//                                             unsigned long long seed, unsigned int iteration);
+// theta, phi, doc_offsets, words, z, invalid_tokens, seed and iteration as for lda_z: the same uniform per token,
+// the topic the smallest k whose running sum of the rounded products theta[m][k] * phi[w][k] exceeds u * total,
+// and -1 (reported in invalid_tokens) for a token whose total is zero or not finite. p: D x K elements of scratch,
+// the running sum k of document m's current token at p[k * D + m] (a column per document, so that a warp's stores
+// are coalesced); on return it holds the running sums of each document's last token (nothing for an empty one).
+// Grid: launch_geometry(spec).grid_for_rows(D) CTAs of threads_per_cta (128) threads, one document per thread,
+// no dynamic shared memory; D == 0 needs no launch.
+LaunchGeometry launch_geometry(const LdaBaselineSpec& spec);
+Source generate_lda_baseline(const LdaBaselineSpec& spec);
 
 // The source with every bfly fragment pasted in place of its #include: one self-contained text
 // (used by the ahead-of-time header).

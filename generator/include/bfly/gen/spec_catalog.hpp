@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bfly/gen/kernel_spec.hpp"
+#include "bfly/gen/lda_baseline.hpp"
 
 #include <vector>
 
@@ -19,6 +20,10 @@ std::vector<KernelSpec> draw_test_specs();
 // The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
 // swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
 std::vector<KernelSpec> lda_test_specs();
+
+// The LDA baselines' draw-test matrix: alg1 and alg4; K in {1, 3, 33, 64, 71, 300} (alg4: remnant only, one block
+// with a remnant of 1, whole blocks only, remnant and blocks); f32 and f64.
+std::vector<LdaBaselineSpec> lda_baseline_test_specs();
 
 // W in {4, 8, 16, 32}; K in {1, 71, 1024, 4097}; R = 8 clamped; f32 and f64; swap and addsub; sample, plus
 // lda_z and lda_z_doc at K = 1024.

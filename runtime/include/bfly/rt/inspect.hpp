@@ -17,7 +17,8 @@ namespace bfly::rt {
 
 struct KernelReport {
   std::string kernel_name;
-  gen::KernelSpec spec;
+  gen::KernelSpec spec;     // default for a source without one (an LDA baseline)
+  std::string description;  // gen::describe(source): the spec, or what the kernel is
   Arch arch;
   std::vector<std::string> options;
   ResourceUsage resources;  // known is false for a PTX target (only the driver compiles it)
@@ -29,6 +30,9 @@ struct KernelReport {
 // Compiles `spec` through default_cache() for `arch` ("sm_90", "compute_90"); without it, for the current
 // device; without a device, throws bfly::Error asking for --arch.
 KernelReport inspect(const gen::KernelSpec& spec, const std::optional<std::string>& arch);
+
+// The same for any generated source (an LDA baseline of gen::generate_lda_baseline).
+KernelReport inspect(const gen::Source& source, const std::optional<std::string>& arch);
 
 // Human-readable report, as `bfly-gen inspect` prints it.
 std::string format_report(const KernelReport& report);
