@@ -44,21 +44,14 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
     w.line("// Draws a topic for every token from theta[doc] * phi[word] with the butterfly-patterned partial sums of");
   w.line("// {}Tristan (\"Using Butterfly-Patterned Partial Sums to Draw from Discrete Distributions\", ACM TOPC 2019):",
          spec.operation == Operation::sample ? "" : "Steele and ");
-  if (spec.operation == Operation::lda_z_doc)
-    w.line("// Algorithms 8-10 with one document per group of W lanes, {} variant ({}).", name_of(spec.variant),
-           spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
-  else
-    w.line("// Algorithms 7-10, {} variant ({}).", name_of(spec.variant),
-           spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
+  w.line("// {}, {} variant ({}).",
+         spec.operation == Operation::lda_z_doc ? "Algorithms 8-10 with one document per group of W lanes"
+                                                : "Algorithms 7-10",
+         name_of(spec.variant), spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
   w.line("// Pass 1 reads every weight once and keeps the running totals of the blocks in shared memory; pass 2");
   w.line("// finds the block (Algorithm 9), reloads it and searches its table (Algorithm 10).");
   std::string text = w.text();
   text.pop_back();  // the skeleton line ends the comment
-  return text;
-}
-
-std::string without_trailing_newline(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
   return text;
 }
 

@@ -159,11 +159,6 @@ std::string alg4_blocks(const LdaBaselineSpec& spec) {
   return w.text();
 }
 
-std::string without_trailing_newline(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
-}
-
 }  // namespace
 
 LaunchGeometry launch_geometry(const LdaBaselineSpec& spec) {

@@ -75,4 +75,9 @@ std::string fill_template(std::string_view fragment_name, std::string_view text,
   return out;
 }
 
+std::string without_trailing_newline(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
 }  // namespace bfly::gen

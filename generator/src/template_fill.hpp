@@ -13,4 +13,7 @@ namespace bfly::gen {
 std::string fill_template(std::string_view fragment_name, std::string_view text,
                           const std::map<std::string, std::string>& values);
 
+// `text` without its trailing newlines: a CodeWriter's text as the value of a placeholder alone on its line.
+std::string without_trailing_newline(std::string text);
+
 }  // namespace bfly::gen
