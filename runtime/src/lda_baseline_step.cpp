@@ -1,6 +1,8 @@
 // LdaBaselineStep: the generated LDA baseline through the cache, argument checks, and its launch.
 #include "bfly/rt/lda_baseline_step.hpp"
 
+#include "lda_arguments.hpp"
+
 #include "bfly/error.hpp"
 #include "bfly/gen/generate.hpp"
 #include "bfly/rt/cache.hpp"
@@ -22,8 +24,7 @@ LdaBaselineStep::LdaBaselineStep(const gen::LdaBaselineSpec& spec) : spec_(spec)
   spec_.validate();
   const CacheLookup lookup =
       default_cache().get(gen::generate_lda_baseline(spec_), default_compile_options(current_device_arch()));
-  state_->kernel = load(*lookup.kernel);
-  state_->kernel.geometry = gen::launch_geometry(spec_);  // the baseline's own, not that of a KernelSpec
+  state_->kernel = load(*lookup.kernel, gen::launch_geometry(spec_));  // the baseline's geometry, not a KernelSpec's
 }
 
 LdaBaselineStep::LdaBaselineStep(LdaBaselineStep&&) noexcept = default;
@@ -42,15 +43,11 @@ void LdaBaselineStep::run_typed(const T* theta, long long ld_theta, const T* phi
   if (type != spec_.type)
     throw Error(fmt::format("LdaBaselineStep::run: {} is built for {}, called with {} arrays", name,
                             gen::name_of(spec_.type), gen::name_of(type)));
-  const int K = spec_.K;
-  if (ld_theta < K) throw Error(fmt::format("LdaBaselineStep::run: ld_theta = {} is less than K = {}", ld_theta, K));
-  if (ld_phi < K) throw Error(fmt::format("LdaBaselineStep::run: ld_phi = {} is less than K = {}", ld_phi, K));
-  if (D < 0) throw Error(fmt::format("LdaBaselineStep::run: D = {} is negative; D is the number of documents", D));
+  check_lda_shape("LdaBaselineStep::run", spec_.K, ld_theta, ld_phi, D);
   if (D == 0) return;
-  const std::pair<const void*, const char*> pointers[] = {
-      {theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"}, {p, "p"}};
-  for (const auto& [pointer, what] : pointers)
-    if (pointer == nullptr) throw Error(fmt::format("LdaBaselineStep::run: {} is null (D = {})", what, D));
+  check_lda_pointers("LdaBaselineStep::run", D,
+                     {{theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"},
+                      {p, "p"}});
 
   const auto device = [](const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); };
   CUdeviceptr theta_arg = device(theta), phi_arg = device(phi), offsets_arg = device(doc_offsets),

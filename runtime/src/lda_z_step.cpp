@@ -1,6 +1,8 @@
 // LdaZStep: argument checks, spec choice, and the launch of the generated lda_z kernel.
 #include "bfly/rt/lda_z_step.hpp"
 
+#include "lda_arguments.hpp"
+
 #include "bfly/error.hpp"
 #include "bfly/rt/module.hpp"
 #include "bfly/rt/sampler.hpp"
@@ -70,16 +72,12 @@ LdaZReport LdaZStep::run_typed(const T* theta, long long ld_theta, const T* phi,
                                std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
   if (K < 1 || K > gen::KernelSpec::kMaxK)
     throw Error(fmt::format("LdaZStep::run: K = {} is out of range; K must be in 1 .. {}", K, gen::KernelSpec::kMaxK));
-  if (ld_theta < K) throw Error(fmt::format("LdaZStep::run: ld_theta = {} is less than K = {}", ld_theta, K));
-  if (ld_phi < K) throw Error(fmt::format("LdaZStep::run: ld_phi = {} is less than K = {}", ld_phi, K));
-  if (D < 0) throw Error(fmt::format("LdaZStep::run: D = {} is negative; D is the number of documents", D));
+  check_lda_shape("LdaZStep::run", K, ld_theta, ld_phi, D);
   LdaZReport report;
   report.spec = choose_spec(K, std::is_same_v<T, float> ? gen::ElementType::f32 : gen::ElementType::f64, options_);
   if (D == 0) return report;
-  const std::pair<const void*, const char*> pointers[] = {
-      {theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"}};
-  for (const auto& [pointer, name] : pointers)
-    if (pointer == nullptr) throw Error(fmt::format("LdaZStep::run: {} is null (D = {})", name, D));
+  check_lda_pointers("LdaZStep::run", D,
+                     {{theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"}});
 
   const Kernel& kernel = state_->kernels.get(report.spec);
   CUdeviceptr counters = 0;

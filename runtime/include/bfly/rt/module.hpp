@@ -40,7 +40,10 @@ struct Kernel {
   ResourceUsage resources;  // from ptxas for a cubin; from the driver's function attributes for PTX
 };
 
-// Loads `compiled` and looks up its entry point.
+// Loads `compiled` and looks up its entry point, launched with `geometry`.
+Kernel load(const CompiledKernel& compiled, const gen::LaunchGeometry& geometry);
+
+// The same with the geometry of the kernel's spec (gen::launch_geometry(compiled.spec)): bfly's generated kernels.
 Kernel load(const CompiledKernel& compiled);
 
 // The whole chain for one spec: generate -> cache (memory, disk or NVRTC for the current device) -> load.
