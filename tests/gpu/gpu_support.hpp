@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,39 @@ std::vector<T> download(const rt::DeviceBuffer& buffer) {
 template <typename T>
 const T* as(const rt::DeviceBuffer& buffer) {
   return reinterpret_cast<const T*>(buffer.get());
+}
+
+// A random LDA z-step problem for the GPU-against-CPU tests: D = 300 documents of 1 to 40 tokens (every 29th
+// empty) over V = 53 words; theta (D x K, row stride K + 1) and phi (V x K, row stride K) about one value in five
+// exactly zero.
+template <typename T>
+struct RandomLdaProblem {
+  static constexpr long long D = 300;
+  static constexpr int V = 53;
+  long long ld_theta = 0, ld_phi = 0;
+  std::vector<long long> offsets{0};
+  std::vector<int> words;
+  std::vector<T> theta, phi;
+};
+
+template <typename T>
+RandomLdaProblem<T> random_lda_problem(int K, std::mt19937_64& rng) {
+  RandomLdaProblem<T> problem;
+  const long long D = problem.D;
+  const int V = problem.V;
+  problem.ld_theta = K + 1;
+  problem.ld_phi = K;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (long long d = 0; d < D; ++d) {
+    const int length = d % 29 == 0 ? 0 : static_cast<int>(1 + rng() % 40);
+    for (int i = 0; i < length; ++i) problem.words.push_back(static_cast<int>(rng() % V));
+    problem.offsets.push_back(static_cast<long long>(problem.words.size()));
+  }
+  problem.theta.resize(static_cast<std::size_t>(D * problem.ld_theta));
+  problem.phi.resize(static_cast<std::size_t>(V * problem.ld_phi));
+  for (T& x : problem.theta) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng));
+  for (T& x : problem.phi) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng) * 1e-2);
+  return problem;
 }
 
 inline void zero(const rt::DeviceBuffer& buffer) {

@@ -19,19 +19,13 @@ namespace {
 
 template <typename T>
 void compare_with_cpu(const CpuLdaBaselineKernel& kernel, std::mt19937_64& rng, long long& tokens_compared) {
-  const int K = kernel.spec.K, V = 53;
-  const long long D = 300, ld_theta = K + 1, ld_phi = K;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<long long> offsets{0};
-  std::vector<int> words;
-  for (long long d = 0; d < D; ++d) {
-    const int length = d % 29 == 0 ? 0 : static_cast<int>(1 + rng() % 40);
-    for (int i = 0; i < length; ++i) words.push_back(static_cast<int>(rng() % V));
-    offsets.push_back(static_cast<long long>(words.size()));
-  }
-  std::vector<T> theta(static_cast<std::size_t>(D * ld_theta)), phi(static_cast<std::size_t>(V * ld_phi));
-  for (T& x : theta) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng));
-  for (T& x : phi) x = unit(rng) < 0.2 ? T(0) : static_cast<T>(unit(rng) * 1e-2);
+  const int K = kernel.spec.K;
+  RandomLdaProblem<T> problem = random_lda_problem<T>(K, rng);
+  const long long D = problem.D, ld_theta = problem.ld_theta, ld_phi = problem.ld_phi;
+  const std::vector<long long>& offsets = problem.offsets;
+  const std::vector<int>& words = problem.words;
+  std::vector<T>& theta = problem.theta;
+  const std::vector<T>& phi = problem.phi;
   for (int k = 0; k < K; ++k) theta[7 * ld_theta + k] = T(0);  // document 7: every token invalid
   const unsigned long long seed = rng();
   const unsigned int iteration = static_cast<unsigned int>(rng() % 1000);
