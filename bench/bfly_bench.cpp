@@ -18,13 +18,13 @@
 #include "draw_check.hpp"
 
 #include "bfly/error.hpp"
-#include "bfly/gen/generate.hpp"
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/rt/cache.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/jit/cache.hpp"
 #include "compile_all.hpp"
-#include "bfly/rt/compile.hpp"
-#include "bfly/rt/module.hpp"
-#include "bfly/rt/sampler.hpp"
+#include "bfly/jit/compile.hpp"
+#include "bfly/jit/module.hpp"
+#include "bfly/ops/sampler.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -1,8 +1,8 @@
 // compile_all: see compile_all.hpp.
 #include "compile_all.hpp"
 
-#include "bfly/gen/generate.hpp"
-#include "bfly/rt/cache.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/jit/cache.hpp"
 
 #include <fmt/format.h>
 

@@ -2,9 +2,9 @@
 // before anything is timed (bfly-bench and lda-bench), so that loads during the sweep are memory hits.
 #pragma once
 
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/gen/lda_baseline.hpp"
-#include "bfly/rt/compile.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
+#include "bfly/jit/compile.hpp"
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
 // CodeWriter scopes and indentation; fill_template placeholders, re-indentation and strictness.
 #include "bfly/error.hpp"
-#include "bfly/gen/code_writer.hpp"
+#include "bfly/emit/code_writer.hpp"
 #include "template_fill.hpp"
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // generate(): determinism, the header comment, named constants, paper references, inline_headers, geometry,
 // and golden files for a handful of specs (BFLY_UPDATE_GOLDEN=1 rewrites them; review the diff).
 #include "bfly/error.hpp"
-#include "bfly/gen/embedded_templates.hpp"
-#include "bfly/gen/generate.hpp"
-#include "bfly/gen/spec_catalog.hpp"
+#include "bfly/emit/embedded_templates.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // KernelSpec: validation messages, derived facts, and kernel names (make, parse, round trip); LdaBaselineSpec names.
 #include "bfly/error.hpp"
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/gen/spec_catalog.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "cpu_kernels.hpp"
 #include "reference_sampler.hpp"
 
-#include "bfly/gen/spec_catalog.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Table layouts: the generated build, run on symbolic entries on the CPU, equals DESIGN.md section 4 for every
 // W and variant, and the paper's Figures 4 and 8 (clean copies from the PPoPP'17 slides) for W = 16.
-#include "table_kernels.hpp"
+#include "bfly/cpu/table_kernels.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,13 +12,13 @@
 // iteration of bfly-lda costs with that z-step; mtokens_per_s is tokens / zstep time.
 #include "../baselines.hpp"
 #include "../compile_all.hpp"
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/gen/lda_baseline.hpp"
-#include "bfly/rt/driver.hpp"
-#include "bfly/rt/lda_baseline_step.hpp"
-#include "bfly/rt/lda_iteration.hpp"
-#include "bfly/rt/lda_z_step.hpp"
-#include "corpus.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
+#include "bfly/jit/driver.hpp"
+#include "bfly/ops/lda_baseline_step.hpp"
+#include "bfly/ops/lda_iteration.hpp"
+#include "bfly/ops/lda_z_step.hpp"
+#include "bfly/lda/corpus.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>

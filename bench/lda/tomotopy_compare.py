@@ -2,7 +2,7 @@
 """Log-likelihood per token against wall-clock seconds: bfly-lda on the GPU vs tomotopy (collapsed Gibbs, CPU) on
 the same tokens (a UCI corpus written by `bfly-lda --save-corpus`), the same K and the same fixed priors.
 
-Both report the collapsed log p(w, z | alpha, beta) per token (tools/bfly-lda/reference.hpp: tomotopy's
+Both report the collapsed log p(w, z | alpha, beta) per token (lda/include/bfly/lda/reference.hpp: tomotopy's
 ll_per_word with optim_interval = 0). bfly-lda's seconds are its loglik.csv train_seconds (iterations only, after
 the corpus upload and kernel compilation); tomotopy's are the wall clock of its train() calls, initialisation
 included. Writes <out-dir>/<device>-<date>-lda-vs-tomotopy.csv (system,seconds,iteration,ll_per_token) and .png.

@@ -1,6 +1,6 @@
 // The rest of an uncollapsed Gibbs iteration of LDA on the GPU, after the z-step (bfly::rt::LdaIteration):
 // topic counts from z, theta and phi from the counts (posterior means or Dirichlet draws), and the collapsed
-// log-likelihood. Formulas and random streams are those of the CPU reference (tools/bfly-lda/reference.hpp):
+// log-likelihood. Formulas and random streams are those of the CPU reference (lda/include/bfly/lda/reference.hpp):
 //   theta[m, k] = (n_dk + alpha) / (N_d + K alpha)     or  g / sum_k g,  g ~ Gamma(n_dk + alpha)
 //   phi[w, k]   = (n_wk + beta) / (n_k + V beta)       or  g / sum_w g,  g ~ Gamma(n_wk + beta)
 //   gamma draw of element e: Philox(seed; e lo, e hi, stream << 24 | attempt, iteration), stream 1 theta, 2 phi
@@ -17,7 +17,7 @@
 namespace bfly {
 namespace lda {
 
-constexpr unsigned int kStreamTheta = 1, kStreamPhi = 2;  // as in tools/bfly-lda/reference.hpp
+constexpr unsigned int kStreamTheta = 1, kStreamPhi = 2;  // as in lda/include/bfly/lda/reference.hpp
 constexpr unsigned int kFullMask = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;  // launch with blockDim.x = 256: one warp per document or word row
 constexpr int kReduceThreads = 256;

@@ -1,7 +1,7 @@
 // The catalog of CPU-compiled draw-test kernels, assembled from the generated shards.
 #include "cpu_kernels.hpp"
 
-#include "bfly/gen/spec_catalog.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,8 +1,8 @@
 // The draw-test catalog's generated kernels, compiled for the CPU: look one up and run it (lockstep).
 #pragma once
 
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/gen/lda_baseline.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
 
 #include <string_view>
 #include <vector>

@@ -1,12 +1,12 @@
 // compile_timing: cold compile (generate + NVRTC + load), disk-cache hit and memory-cache hit times for
 // K = 64, 1024, 4096 on the current device (issue 4's targets: < 0.5 s, < 2 ms, < 20 us). Not a test; run it on
 // the GPU machine: `compile_timing [repetitions]`. Uses a fresh temporary cache directory, never the user's.
-#include "bfly/gen/generate.hpp"
-#include "bfly/rt/cache.hpp"
-#include "bfly/rt/compile.hpp"
-#include "bfly/rt/driver.hpp"
-#include "bfly/rt/module.hpp"
-#include "bfly/rt/sampler.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/jit/cache.hpp"
+#include "bfly/jit/compile.hpp"
+#include "bfly/jit/driver.hpp"
+#include "bfly/jit/module.hpp"
+#include "bfly/ops/sampler.hpp"
 
 #include <fmt/format.h>
 

@@ -2,9 +2,9 @@
 // kernel (draw histograms and zero-weight checks on the device, so billions of draws need no copies).
 #pragma once
 
-#include "bfly/rt/compile.hpp"
-#include "bfly/rt/driver.hpp"
-#include "bfly/rt/module.hpp"
+#include "bfly/jit/compile.hpp"
+#include "bfly/jit/driver.hpp"
+#include "bfly/jit/module.hpp"
 
 #include <gtest/gtest.h>
 

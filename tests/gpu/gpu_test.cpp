@@ -1,7 +1,7 @@
 // GPU tests of the runtime (CTest label `gpu`; each skips with the reason when there is no device):
 // draw-for-draw equality with the CPU execution of the same generated source, chi-square goodness of fit,
 // adversarial rows where zero weights must never be drawn, and invalid-row reports.
-#include "bfly/rt/sampler.hpp"
+#include "bfly/ops/sampler.hpp"
 
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"

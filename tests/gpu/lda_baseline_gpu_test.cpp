@@ -1,8 +1,8 @@
 // The paper's LDA baselines on the GPU (label gpu; skips itself without a device): every baseline test kernel, run
 // through rt::LdaBaselineStep (NVRTC, the kernel cache), gives exactly the topics, the table p and the invalid-token
 // counters of the CPU execution of the same generated source on the same corpus and seed.
-#include "bfly/gen/spec_catalog.hpp"
-#include "bfly/rt/lda_baseline_step.hpp"
+#include "bfly/spec/spec_catalog.hpp"
+#include "bfly/ops/lda_baseline_step.hpp"
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"
 

@@ -1,9 +1,9 @@
 // bfly-lda's CPU path against the GPU (label gpu; skips itself without a device): every z-step kernel compiled
 // into bfly-lda for the CPU (GeneratedCpuZStep) draws exactly the topics that the GPU draws with the kernel
 // LdaZStep chooses for the same K and type, token for token.
-#include "bfly/rt/lda_z_step.hpp"
-#include "generated_zstep.hpp"
-#include "gpu_engine.hpp"
+#include "bfly/ops/lda_z_step.hpp"
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/gpu_engine.hpp"
 #include "gpu_support.hpp"
 #include "lda_test_util.hpp"
 

@@ -2,11 +2,11 @@
 // counts equal the CPU reference's for the same z, its posterior means equal them within float rounding, its
 // Dirichlet draws follow the CPU's gamma streams, its log-likelihood agrees within 1e-5 relative; a short GPU
 // training run recovers known topics; a GPU run resumed from a checkpoint ends exactly like an uninterrupted one.
-#include "gpu_engine.hpp"
+#include "bfly/lda/gpu_engine.hpp"
 #include "gpu_support.hpp"
 #include "lda_test_util.hpp"
-#include "reference.hpp"
-#include "trainer.hpp"
+#include "bfly/lda/reference.hpp"
+#include "bfly/lda/trainer.hpp"
 
 #include <gtest/gtest.h>
 

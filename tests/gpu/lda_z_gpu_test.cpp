@@ -1,7 +1,7 @@
 // The LDA z-step on the GPU (label gpu): every lda-test catalog kernel, run through rt::LdaZStep, gives
 // exactly the topics of the CPU execution of the same generated source on the same corpus and seed.
-#include "bfly/gen/spec_catalog.hpp"
-#include "bfly/rt/lda_z_step.hpp"
+#include "bfly/spec/spec_catalog.hpp"
+#include "bfly/ops/lda_z_step.hpp"
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"
 

@@ -2,7 +2,7 @@
 // corpora from known topics and the matching that scores their recovery.
 #pragma once
 
-#include "corpus.hpp"
+#include "bfly/lda/corpus.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Checkpoint and resume: N iterations straight equal N/2 + checkpoint + resume + N/2, byte for byte (z, theta,
 // phi), for both element types and both estimates; damaged or mismatched checkpoints are refused.
 #include "lda_test_util.hpp"
-#include "trainer.hpp"
+#include "bfly/lda/trainer.hpp"
 
 #include <gtest/gtest.h>
 

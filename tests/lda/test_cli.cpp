@@ -1,8 +1,8 @@
 // The bfly-lda command line: bad arguments, bad input files and bad checkpoints exit with status 2 and a clear
 // message; a run resumed from its checkpoint ends with the same files as an uninterrupted run; without a GPU the
 // GPU's generated z-step kernel runs on the CPU when it is compiled in, else the CPU reference, and either says so.
-#include "generated_zstep.hpp"
-#include "gpu_engine.hpp"
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/gpu_engine.hpp"
 #include "lda_test_util.hpp"
 
 #include <gtest/gtest.h>

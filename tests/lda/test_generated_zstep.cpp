@@ -2,13 +2,13 @@
 // LdaZStep::choose_spec picks, they draw what the plain reference (CpuZStep) draws except where the uniform lies
 // within rounding of a boundary, invalid tokens are reported, the thread count changes nothing, and a run
 // through them resumes from a checkpoint exactly.
-#include "bfly/gen/generate.hpp"
-#include "generated_zstep.hpp"
-#include "gpu_engine.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/gpu_engine.hpp"
 #include "lda_test_util.hpp"
-#include "reference.hpp"
+#include "bfly/lda/reference.hpp"
 #include "reference_sampler.hpp"
-#include "trainer.hpp"
+#include "bfly/lda/trainer.hpp"
 
 #include <gtest/gtest.h>
 

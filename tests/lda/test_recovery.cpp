@@ -1,7 +1,7 @@
 // Topic recovery: a corpus generated from known topics (LDA's generative process) is trained with the CPU
 // trainer; its topics, matched one to one with the true ones (best permutation), must be close in L1 distance.
 #include "lda_test_util.hpp"
-#include "trainer.hpp"
+#include "bfly/lda/trainer.hpp"
 
 #include <gtest/gtest.h>
 

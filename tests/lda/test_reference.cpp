@@ -1,7 +1,7 @@
 // The CPU reference of the LDA iteration against independent, straightforward computations: the z-step draw for
 // draw (same uniforms), counts, theta and phi, the Gamma draws, and the log-likelihood formula.
 #include "lda_test_util.hpp"
-#include "reference.hpp"
+#include "bfly/lda/reference.hpp"
 #include "reference_sampler.hpp"
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // Usage: bfly_cache_fill_helper <K> directory <dir>   (a KernelCache on DirectoryStorage(<dir>))
 //        bfly_cache_fill_helper <K> environment       (default_cache(), configured by BFLY_* variables)
 // Prints "<level> <entry>" and exits 0 when a valid kernel resulted, 1 otherwise.
-#include "bfly/gen/generate.hpp"
-#include "bfly/rt/cache.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/jit/cache.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,8 +1,8 @@
 // Kernel cache: key composition, self-checking entries, atomic publication by concurrent processes,
 // BFLY_CACHE=0, and the memory-only fallback for an unwritable directory.
-#include "bfly/rt/cache.hpp"
+#include "bfly/jit/cache.hpp"
 
-#include "bfly/rt/environment.hpp"
+#include "bfly/jit/environment.hpp"
 #include "test_support.hpp"
 
 #include <fmt/format.h>

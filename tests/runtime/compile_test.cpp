@@ -1,9 +1,9 @@
 // NVRTC compilation without a GPU: architecture choice, the option list, the ptxas report, the compile matrix of
 // generated kernels for sm_80 and sm_90 (issue 3), and CompileError's message.
-#include "bfly/rt/compile.hpp"
-#include "bfly/rt/lda_iteration.hpp"
+#include "bfly/jit/compile.hpp"
+#include "bfly/ops/lda_iteration.hpp"
 
-#include "bfly/rt/environment.hpp"
+#include "bfly/jit/environment.hpp"
 #include "test_support.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // inspect(), list_cache() and clear_cache() against the test's own cache directory (see test_main.cpp).
-#include "bfly/rt/inspect.hpp"
+#include "bfly/jit/inspect.hpp"
 
-#include "bfly/rt/driver.hpp"
+#include "bfly/jit/driver.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

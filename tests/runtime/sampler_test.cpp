@@ -1,10 +1,10 @@
 // Sampler on a machine without a GPU: the spec rule, argument validation before any driver call, the no-driver
 // error, and gpu_available().
-#include "bfly/rt/sampler.hpp"
-#include "bfly/rt/lda_z_step.hpp"
+#include "bfly/ops/sampler.hpp"
+#include "bfly/ops/lda_z_step.hpp"
 
 #include "bfly/error.hpp"
-#include "bfly/rt/driver.hpp"
+#include "bfly/jit/driver.hpp"
 
 #include <gtest/gtest.h>
 

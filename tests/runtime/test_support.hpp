@@ -1,9 +1,9 @@
 // Shared pieces of the runtime tests: temporary directories, an in-memory CacheStorage, small sources.
 #pragma once
 
-#include "bfly/gen/generate.hpp"
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/rt/cache.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/jit/cache.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,12 +1,12 @@
 // `bfly-gen demo` (see demo.hpp).
 #include "demo.hpp"
 
-#include "bfly/gen/generate.hpp"
-#include "bfly/gen/spec_catalog.hpp"
-#include "bfly/rt/driver.hpp"
-#include "bfly/rt/sampler.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/spec_catalog.hpp"
+#include "bfly/jit/driver.hpp"
+#include "bfly/ops/sampler.hpp"
 #include "chi_square.hpp"
-#include "table_kernels.hpp"
+#include "bfly/cpu/table_kernels.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

@@ -3,19 +3,19 @@
 // generated build on the CPU), inspect (NVRTC resources through the cache), cache (list, clear) and demo.
 //
 // Exit status: 0 success, 1 a failure while running (no GPU, NVRTC error, unwritable file), 2 a bad command line.
-#include "aot_header.hpp"
-#include "args.hpp"
+#include "bfly/emit/aot_header.hpp"
+#include "cli/args.hpp"
 #include "demo.hpp"
-#include "table_kernels.hpp"
-#include "write_file.hpp"
+#include "bfly/cpu/table_kernels.hpp"
+#include "bfly/emit/write_file.hpp"
 
 #include "bfly/error.hpp"
-#include "bfly/gen/generate.hpp"
-#include "bfly/gen/kernel_spec.hpp"
-#include "bfly/gen/lda_baseline.hpp"
-#include "bfly/rt/inspect.hpp"
-#include "bfly/rt/lda_z_step.hpp"
-#include "bfly/rt/sampler.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
+#include "bfly/jit/inspect.hpp"
+#include "bfly/ops/lda_z_step.hpp"
+#include "bfly/ops/sampler.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // bfly-lda: trains an LDA topic model with the uncollapsed Gibbs sampler of Steele & Tristan (2019), Section 4.
 // Exit status: 0 success, 2 bad arguments or a bad input file or checkpoint, 1 anything else.
-#include "corpus.hpp"
-#include "generated_zstep.hpp"
-#include "gpu_engine.hpp"
-#include "reference.hpp"
-#include "trainer.hpp"
+#include "bfly/lda/corpus.hpp"
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/gpu_engine.hpp"
+#include "bfly/lda/reference.hpp"
+#include "bfly/lda/trainer.hpp"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,21 @@
+// Generated kernels compiled for CPU execution inside bfly-gen: the butterfly table build on symbolic entries
+// (the generated code itself, not a formula) and the sample kernel of gen::example_spec().
+#pragma once
+
+#include "bfly/error.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/symbolic.hpp"
+
+#include <string>
+
+namespace bfly::tables {
+
+// Runs the generated table kernel for (W, variant) on the CPU; table[i * W + j] receives row i, lane j.
+// Throws bfly::Error for a W other than 4, 8, 16, 32.
+void run_table_kernel(int W, gen::Variant variant, bfly::Sym* table);
+
+// Runs the sample kernel of gen::example_spec() (f32) on the CPU; the kernel ABI of gen::generate().
+void run_example_kernel(const float* weights, long long M, long long ld, int* out, unsigned long long* invalid_rows,
+                        unsigned long long seed);
+
+}  // namespace bfly::tables

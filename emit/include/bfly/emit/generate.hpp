@@ -1,0 +1,89 @@
+// generate(): KernelSpec -> Source, the CUDA text of one kernel, plus the launch geometry it was written for.
+#pragma once
+
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bfly::gen {
+
+// How a generated kernel is launched. The generated text embeds the same numbers, and the runtime,
+// the ahead-of-time header and the CPU execution all compute grids from this one function.
+struct LaunchGeometry {
+  int threads_per_cta = 0;   // blockDim.x
+  int rows_per_cta = 0;      // rows (sample) or documents (lda_z: one per thread; lda_z_doc: one per group)
+  int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry (0: <= 1 block)
+  int chunks = 0;            // shared-memory running totals per thread (0 for rows of at most one block)
+  bool theta_in_shared = false;  // lda_z_doc: each group's theta row is staged in shared memory (else read from L1)
+  int static_shared_bytes = 0;
+  int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
+  long long grid_for_rows(long long M) const { return (M + rows_per_cta - 1) / rows_per_cta; }
+};
+LaunchGeometry launch_geometry(const KernelSpec& spec);
+
+// Generated CUDA source. `text` includes bfly's fragments by name (`#include "bfly/philox.cuh"`);
+// `headers` lists those names, whose content embedded_templates() holds.
+struct Source {
+  KernelSpec spec;           // the spec of generate()'s kernels; left default by other sources (see description)
+  std::string kernel_name;   // the extern "C" entry point
+  std::string text;
+  std::vector<std::string> headers;
+  std::string description;   // what the kernel is when `spec` does not say it (an LDA baseline's spec); else empty
+};
+
+// For messages: source.description if set, else describe(source.spec).
+std::string describe(const Source& source);
+
+// Kernel ABI of operation `sample` (T = float or double):
+//   extern "C" __global__ void <kernel_name>(const T* weights, long long M, long long ld, int* out,
+//                                             unsigned long long* invalid_rows,
+//                                             unsigned long long seed, unsigned int iteration);
+// weights: M rows of K weights, row r at weights + r * ld (ld >= K); out[r] receives the drawn
+// category, or -1 for a row with a negative, NaN or infinite weight, or a zero or overflowing total.
+// invalid_rows: null, or two counters the caller sets to {0, ~0ull}: the kernel adds the number of
+// invalid rows to [0] (atomicAdd) and lowers [1] to the first invalid row (atomicMin).
+// Grid: launch_geometry(spec).grid_for_rows(M) CTAs of threads_per_cta threads, no dynamic shared memory.
+//
+// Kernel ABI of operations `lda_z` (one thread per document) and `lda_z_doc` (one group of W threads per
+// document); both launch grid_for_rows(D) CTAs of threads_per_cta threads:
+//   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
+//                                             const long long* doc_offsets, const int* words, int* z, long long D,
+//                                             unsigned long long* invalid_tokens,
+//                                             unsigned long long seed, unsigned int iteration);
+// theta: D x K (row m: document m's topic weights); phi: V x K (row w: word w's weights); document m owns tokens
+// doc_offsets[m] .. doc_offsets[m + 1] - 1 with word ids words[t] < V; z[t] receives the topic of token t, or -1
+// when all its weights are zero. Uniform for token t: counter (t lo, t hi, 0, iteration).
+// Uniform for row r: Philox4x32-10, key (seed lo, seed hi), counter (r lo, r hi, 0, iteration).
+Source generate(const KernelSpec& spec);
+
+// Kernel ABI of the LDA baselines (generate_lda_baseline: Algorithm 1 with 3, Algorithm 4 with 6 and 3): the lda_z
+// ABI with the paper's table of partial sums p after D:
+//   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
+//                                             const long long* doc_offsets, const int* words, int* z, long long D,
+//                                             T* p, unsigned long long* invalid_tokens,
+//                                             unsigned long long seed, unsigned int iteration);
+// theta, phi, doc_offsets, words, z, invalid_tokens, seed and iteration as for lda_z: the same uniform per token,
+// the topic the smallest k whose running sum of the rounded products theta[m][k] * phi[w][k] exceeds u * total,
+// and -1 (reported in invalid_tokens) for a token whose total is zero or not finite. p: D x K elements of scratch,
+// the running sum k of document m's current token at p[k * D + m] (a column per document, so that a warp's stores
+// are coalesced); on return it holds the running sums of each document's last token (nothing for an empty one).
+// Grid: launch_geometry(spec).grid_for_rows(D) CTAs of threads_per_cta (128) threads, one document per thread,
+// no dynamic shared memory; D == 0 needs no launch.
+LaunchGeometry launch_geometry(const LdaBaselineSpec& spec);
+Source generate_lda_baseline(const LdaBaselineSpec& spec);
+
+// The source with every bfly fragment pasted in place of its #include: one self-contained text
+// (used by the ahead-of-time header).
+std::string inline_headers(const Source& source);
+
+// A kernel that runs only the table build (Algorithm 8 lines 18-30) of one W x W block on symbolic
+// entries and writes the table; executed on the CPU by `bfly-gen table` and the table tests.
+// Signature: extern "C" __global__ void <name>(bfly::Sym* table)   // table[i * W + lane]
+std::string generate_table_kernel(int W, Variant variant, std::string* kernel_name_out = nullptr);
+
+// bfly's version string, written into every generated header comment.
+std::string_view bfly_version();
+
+}  // namespace bfly::gen

@@ -1,0 +1,54 @@
+// The emitters: one per piece of the algorithm, each writing CUDA text for a spec into a CodeWriter.
+#pragma once
+
+#include "bfly/emit/code_writer.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+
+#include <string>
+
+namespace bfly::gen::emit {
+
+// Named constants of the kernel (W, K, remnant, blocks, chunks, threads) with a one-line why each.
+void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+// Algorithm 8 lines 18-30: the butterfly table build of one W x W block held in a[0..W-1] of each lane,
+// fully unrolled (swap: Section 3 code / Figure 4; addsub: Algorithm 8 / Figure 8). Emits
+// `template <typename V> void build_table(V (&a)[W], int r)`.
+void build_table(int W, Variant variant, CodeWriter& w);
+
+// Algorithm 5 / Algorithm 8 lines 13-17: transposed loads of one block (same block for every lane, pass 1,
+// checking every weight) and of each lane's chosen block (pass 2).
+void load_functions(const KernelSpec& spec, CodeWriter& w);
+
+// Algorithm 10 (addsub) or the add-only search (swap) of each lane's own block in its table.
+void search_block(int W, Variant variant, CodeWriter& w);
+
+// What differs between operations in the shared passes: how a weight is read.
+struct OperationText {
+  std::string remnant_element;  // expression for weight j of this lane's own row (remnant), e.g. "my_row[j]"
+  std::string load_block;       // statement loading block {b} into tile {a} (pass 1), waiting for nothing
+  std::string prepare_block;    // statement run on tile {a} of block {b} once its loads are needed
+  std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
+  std::string remnant_guard;    // condition under which this lane has a row to read
+  bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)
+};
+OperationText operation_text(const KernelSpec& spec);
+
+// Algorithm 5 and Algorithm 8 lines 2-17 for lda_z: theta cached per lane (transposed), products formed in
+// registers from theta_local and phi rows gathered with transposed access.
+void lda_functions(const KernelSpec& spec, CodeWriter& w);
+void cache_theta(const KernelSpec& spec, CodeWriter& w);
+
+// The same for lda_z_doc: one document per group, its theta row staged in shared memory (or read from L1), the
+// products of block b formed from theta_row[block start + r] and the gathered phi rows.
+void lda_doc_functions(const KernelSpec& spec, CodeWriter& w);
+void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+// Kernel body sections filled into the skeleton.
+void shared_memory(const KernelSpec& spec, CodeWriter& w);
+void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+void combine_bad(int W, CodeWriter& w);
+void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+}  // namespace bfly::gen::emit

@@ -1,0 +1,155 @@
+// The LDA trainer: the state of an uncollapsed Gibbs run (z, counts, theta, phi, iteration), one iteration at a
+// time through a ZStep, and its files: checkpoints (exact resume) and the outputs (topics, theta, phi).
+#pragma once
+
+#include "bfly/lda/corpus.hpp"
+#include "bfly/lda/reference.hpp"
+#include "bfly/lda/zstep.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace bfly::lda {
+
+enum class ElementType { f32, f64 };
+const char* name_of(ElementType type);
+
+// Everything that, with the corpus, fixes a run's results.
+struct TrainerOptions {
+  int topics = 64;
+  Priors priors;
+  std::uint64_t seed = 1;
+  Estimate estimate = Estimate::mean;
+  int threads = 0;  // CPU threads for counts, estimates, log-likelihood (0: hardware); never changes results
+};
+
+// A checkpoint whose contents do not fit the run (another corpus, another type) or that is damaged.
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+
+// What a checkpoint records besides the arrays (all of it is checked on resume).
+struct CheckpointInfo {
+  ElementType type = ElementType::f32;
+  TrainerOptions options;         // topics, priors, seed, estimate (threads is not stored)
+  std::uint32_t iteration = 0;    // iterations done
+  double train_seconds = 0;       // wall-clock seconds spent in iterations so far (not part of the results)
+  std::int64_t docs = 0, vocab = 0, tokens = 0;
+  std::uint64_t corpus_fingerprint = 0;
+};
+
+// Reads only the header of a checkpoint file (to learn its options before building a trainer).
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// Timings and the log-likelihood of one iteration.
+struct IterationStats {
+  std::uint32_t iteration = 0;
+  double zstep_seconds = 0, iteration_seconds = 0;
+  double ll_per_token = 0;  // log_likelihood(...) / tokens, see reference.hpp
+};
+
+// Where an iteration runs: the state (z, counts, theta, phi) lives in the engine between iterations, so a GPU
+// engine keeps it on the device and the trainer copies it back only for checkpoints and outputs (download).
+// Every engine follows the CPU reference's definitions (reference.hpp): the z-step of iteration t uses Philox
+// iteration t, the estimates of iteration t use the streams of iteration t, and the log-likelihood is the
+// collapsed one of the counts of z.
+template <typename T>
+class IterationEngine {
+ public:
+  virtual ~IterationEngine() = default;
+
+  // A short name for progress lines, e.g. "cpu-reference (2 threads)" or "gpu bfly_lda_z_f32_w32_k64_r8_addsub".
+  virtual std::string name() const = 0;
+
+  // Called once, before anything else, with the corpus (which outlives the engine) and the run's options.
+  virtual void bind(const Corpus& corpus, const TrainerOptions& options) = 0;
+
+  // Sets the state to `z` (every topic in [0, K)) and computes its counts; theta and phi are copied from
+  // `theta` and `phi` when given (a resumed run), otherwise estimated from the counts with the streams of
+  // `iteration`. Returns the log-likelihood (not per token).
+  virtual double load(std::span<const std::int32_t> z, const T* theta, const T* phi, std::uint32_t iteration) = 0;
+
+  // Iteration t: the z-step, then counts, theta and phi, log-likelihood. `zstep_seconds` includes waiting for
+  // the z-step to finish. Invalid tokens are reported, not thrown; the state is then undefined.
+  struct Step {
+    ZStepReport report;
+    double zstep_seconds = 0;
+    double log_likelihood = 0;
+  };
+  virtual Step step(std::uint32_t t) = 0;
+
+  // Copies the state into host arrays of the corpus' sizes (counts resized by the engine).
+  virtual void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) = 0;
+};
+
+// The CPU engine: a ZStep (normally CpuZStep) plus the CPU reference's counts, estimates and log-likelihood.
+template <typename T>
+std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep);
+
+template <typename T>
+class Trainer {
+ public:
+  // Starts a run at iteration 0: uniform random topics, their counts, theta and phi. `corpus` must outlive the
+  // trainer and is the corpus the z-step sees (sorted by length, normally).
+  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep);
+  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine);
+
+  // Continues the run saved in `checkpoint_path`: the options come from the checkpoint; throws CheckpointError
+  // when it was written for another corpus or element type, or is damaged.
+  static Trainer resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                        std::unique_ptr<ZStep<T>> zstep);
+  static Trainer resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                        std::unique_ptr<IterationEngine<T>> engine);
+
+  // One iteration: z-step (iteration number + 1 in the Philox counter), counts, theta and phi, log-likelihood.
+  IterationStats step();
+
+  // Writes a checkpoint atomically (temp file in the same directory, fsync, rename).
+  void save_checkpoint(const std::string& path) const;
+
+  // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin, phi.bin,
+  // documents.txt and vocab.txt. README.md (LDA section) gives the formats.
+  void write_outputs(const std::string& dir, int top_words) const;
+
+  std::uint32_t iteration() const { return iteration_; }
+  double train_seconds() const { return train_seconds_; }
+  double ll_per_token() const { return ll_per_token_; }
+  const TrainerOptions& options() const { return options_; }
+  const Corpus& corpus() const { return *corpus_; }
+  const IterationEngine<T>& engine() const { return *engine_; }
+  // The state, copied from the engine when it changed since the last call.
+  const std::vector<std::int32_t>& z() const { return sync().z_; }
+  const std::vector<T>& theta() const { return sync().theta_; }  // D x K, documents in corpus (sorted) order
+  const std::vector<T>& phi() const { return sync().phi_; }      // V x K
+  const Counts& counts() const { return sync().counts_; }
+
+  // The `count` most probable words of topic k, as word ids, most probable first (ties: smaller id first).
+  std::vector<std::int32_t> top_words(int k, int count) const;
+
+ private:
+  Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine, bool);
+  const Trainer& sync() const;
+
+  const Corpus* corpus_;
+  TrainerOptions options_;
+  std::unique_ptr<IterationEngine<T>> engine_;
+  std::uint32_t iteration_ = 0;
+  double train_seconds_ = 0;
+  // Host copies of the engine's state, refreshed by sync() when `stale_`.
+  mutable std::vector<std::int32_t> z_;
+  mutable std::vector<T> theta_, phi_;
+  mutable Counts counts_;
+  mutable bool stale_ = true;
+  double ll_per_token_ = 0;
+};
+
+// The small matrix file of theta.bin and phi.bin: 8 bytes "BFLYMAT1", u32 element size (4: f32, 8: f64),
+// u32 0, u64 rows, u64 cols, then rows * cols elements row-major, all little-endian.
+template <typename T>
+void write_matrix(const std::string& path, const T* data, std::int64_t rows, std::int64_t cols);
+
+}  // namespace bfly::lda

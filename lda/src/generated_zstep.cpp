@@ -1,0 +1,73 @@
+// GeneratedCpuZStep: the compiled generated lda_z kernels (see generated_zstep.hpp) behind the ZStep interface.
+#include "bfly/lda/generated_zstep.hpp"
+
+#include "bfly/emit/generate.hpp"
+#include "bfly/lda/reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+
+namespace bfly::lda {
+
+const CompiledZKernel* find_compiled_z_kernel(const gen::KernelSpec& spec) {
+  const std::span<const CompiledZKernel> kernels = compiled_z_kernels();
+  const auto it = std::find_if(kernels.begin(), kernels.end(), [&](const CompiledZKernel& k) { return k.spec == spec; });
+  return it == kernels.end() ? nullptr : &*it;
+}
+
+std::string compiled_z_kernel_names() {
+  std::string names;
+  for (const CompiledZKernel& kernel : compiled_z_kernels()) names += (names.empty() ? "" : ", ") + std::string(kernel.name);
+  return names.empty() ? std::string("none") : names;
+}
+
+template <typename T>
+GeneratedCpuZStep<T>::GeneratedCpuZStep(const CompiledZKernel& kernel, int threads)
+    : kernel_(&kernel), threads_(resolve_threads(threads)) {
+  const gen::ElementType type = std::is_same_v<T, float> ? gen::ElementType::f32 : gen::ElementType::f64;
+  if (kernel.spec.type != type)
+    throw Error(fmt::format("GeneratedCpuZStep: the kernel {} draws from {} weights, this z-step is for {}",
+                            kernel.name, gen::name_of(kernel.spec.type), gen::name_of(type)));
+}
+
+template <typename T>
+std::string GeneratedCpuZStep<T>::name() const {
+  return fmt::format("cpu {} (bfly/lockstep.hpp, {} thread{})", kernel_->name, threads_, threads_ == 1 ? "" : "s");
+}
+
+template <typename T>
+ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
+                                      std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) {
+  const std::int64_t D = corpus.num_docs();
+  if (K != kernel_->spec.K)
+    throw Error(fmt::format("GeneratedCpuZStep::run: K = {}, but the kernel {} is generated for K = {}", K,
+                            kernel_->name, kernel_->spec.K));
+  if (theta.size() != static_cast<std::size_t>(D) * K || phi.size() != static_cast<std::size_t>(corpus.vocab_size()) * K ||
+      z.size() != static_cast<std::size_t>(corpus.num_tokens()))
+    throw Error(fmt::format("GeneratedCpuZStep::run: sizes do not match the corpus (D = {}, V = {}, tokens = {}, "
+                            "K = {}): theta {}, phi {}, z {}",
+                            D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
+  ZStepReport report;
+  if (D == 0) return report;
+  const gen::LaunchGeometry geometry = gen::launch_geometry(kernel_->spec);
+  const long long ctas = geometry.grid_for_rows(D);
+  if (ctas > std::numeric_limits<int>::max())
+    throw Error(fmt::format("GeneratedCpuZStep::run: {} documents need {} CTAs, more than a grid holds", D, ctas));
+  static_assert(sizeof(long long) == sizeof(std::int64_t) && sizeof(int) == sizeof(std::int32_t));
+  unsigned long long invalid[2] = {0, ~0ull};  // the kernel's counters: invalid tokens, first invalid token
+  kernel_->launch(threads_, ctas, geometry.threads_per_cta, theta.data(), K, phi.data(), K,
+                  reinterpret_cast<const long long*>(corpus.doc_offsets.data()),
+                  reinterpret_cast<const int*>(corpus.words.data()), reinterpret_cast<int*>(z.data()), D, invalid,
+                  seed, iteration);
+  report.invalid_tokens = static_cast<std::int64_t>(invalid[0]);
+  if (report.invalid_tokens > 0) report.first_invalid = static_cast<std::int64_t>(invalid[1]);
+  return report;
+}
+
+template class GeneratedCpuZStep<float>;
+template class GeneratedCpuZStep<double>;
+
+}  // namespace bfly::lda

@@ -1,0 +1,308 @@
+// The CPU reference of one uncollapsed LDA Gibbs iteration (see reference.hpp for the streams and formulas).
+#include "bfly/lda/reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+// The uniforms of the kernels: the same Philox text, compiled for the CPU.
+#define __device__
+#define __forceinline__ inline
+#include "bfly/philox.cuh"
+#undef __device__
+#undef __forceinline__
+
+namespace bfly::lda {
+
+namespace {
+
+// Runs f(begin, end, chunk) for the chunks [c * chunk, min(n, (c + 1) * chunk)) on `threads` threads. The chunking
+// does not depend on the thread count, so per-chunk results combined in chunk order are reproducible.
+template <typename F>
+void parallel_chunks(std::int64_t n, std::int64_t chunk, int threads, F&& f) {
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    for (std::int64_t c; (c = next.fetch_add(1)) < chunks;) f(c * chunk, std::min(n, (c + 1) * chunk), c);
+  };
+  const int helpers = static_cast<int>(std::min<std::int64_t>(threads, chunks)) - 1;
+  std::vector<std::jthread> pool;
+  for (int t = 0; t < helpers; ++t) pool.emplace_back(worker);
+  worker();
+}
+
+double lgamma_safe(double x) {  // lgamma without glibc's global signgam (thread-safe)
+  int sign = 0;
+  return ::lgamma_r(x, &sign);
+}
+
+// A uniform in the open interval (0, 1) from 32 random bits, for logarithms.
+double open_uniform(std::uint32_t bits) { return (static_cast<double>(bits) + 0.5) * 2.3283064365386962890625e-10; }
+
+// lgamma(n + prior) - lgamma(prior) for counts n: tabulated for small n, computed otherwise.
+class LogGammaRatio {
+ public:
+  explicit LogGammaRatio(double prior) : prior_(prior), base_(lgamma_safe(prior)), table_(kTable) {
+    for (int n = 0; n < kTable; ++n) table_[n] = lgamma_safe(n + prior) - base_;
+  }
+  double operator()(std::int64_t n) const { return n < kTable ? table_[n] : lgamma_safe(n + prior_) - base_; }
+
+ private:
+  static constexpr int kTable = 4096;
+  double prior_, base_;
+  std::vector<double> table_;
+};
+
+}  // namespace
+
+const char* name_of(Estimate estimate) { return estimate == Estimate::mean ? "mean" : "draw"; }
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  const unsigned hardware = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hardware, 1u, 16u));
+}
+
+template <typename T>
+T token_uniform(std::uint64_t seed, std::uint64_t token, std::uint32_t iteration) {
+  return bfly::uniform_from_bits(bfly::philox_bits(seed, token, 0u, iteration), T());
+}
+
+template <typename T>
+T scaled_uniform(T u, T total) {
+  const T scaled = u * total;
+  return scaled < total ? scaled : std::nextafter(total, T(0));
+}
+
+template <typename T>
+CpuZStep<T>::CpuZStep(int threads) : threads_(resolve_threads(threads)) {}
+
+template <typename T>
+std::string CpuZStep<T>::name() const {
+  return fmt::format("cpu-reference ({} thread{})", threads_, threads_ == 1 ? "" : "s");
+}
+
+template <typename T>
+ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
+                             std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) {
+  const std::int64_t D = corpus.num_docs();
+  if (K < 1 || theta.size() != static_cast<std::size_t>(D) * K ||
+      phi.size() != static_cast<std::size_t>(corpus.vocab_size()) * K ||
+      z.size() != static_cast<std::size_t>(corpus.num_tokens()))
+    throw Error(fmt::format("CpuZStep::run: sizes do not match the corpus (D = {}, V = {}, tokens = {}, K = {}): "
+                            "theta {}, phi {}, z {}",
+                            D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
+  constexpr std::int64_t kChunk = 256;  // documents per work item
+  std::vector<ZStepReport> reports(static_cast<std::size_t>((D + kChunk - 1) / kChunk));
+  parallel_chunks(D, kChunk, threads_, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
+    std::vector<T> prefix(static_cast<std::size_t>(K));
+    ZStepReport& report = reports[chunk];
+    for (std::int64_t m = first; m < last; ++m) {
+      const T* const theta_row = theta.data() + m * K;
+      for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) {
+        const T* const phi_row = phi.data() + static_cast<std::int64_t>(corpus.words[i]) * K;
+        // Algorithm 1 lines 6-14: products and sequential partial sums (compiled without FMA contraction).
+        T running = T(0);
+        for (int k = 0; k < K; ++k) {
+          const T product = theta_row[k] * phi_row[k];
+          running += product;
+          prefix[k] = running;
+        }
+        const T total = running;
+        if (!(total > T(0) && total <= std::numeric_limits<T>::max())) {
+          z[i] = -1;
+          if (report.invalid_tokens++ == 0) report.first_invalid = i;
+          continue;
+        }
+        const T target = scaled_uniform(token_uniform<T>(seed, static_cast<std::uint64_t>(i), iteration), total);
+        // Algorithm 2: the smallest k with target < prefix[k] (prefix is non-decreasing, so upper_bound finds it).
+        const auto k = std::upper_bound(prefix.begin(), prefix.end(), target) - prefix.begin();
+        z[i] = static_cast<std::int32_t>(std::min<std::ptrdiff_t>(k, K - 1));
+      }
+    }
+  });
+  ZStepReport total;
+  for (const ZStepReport& r : reports) {
+    if (r.invalid_tokens > 0 && total.invalid_tokens == 0) total.first_invalid = r.first_invalid;
+    total.invalid_tokens += r.invalid_tokens;
+  }
+  return total;
+}
+
+void initial_topics(const Corpus& corpus, int K, std::uint64_t seed, std::span<std::int32_t> z) {
+  for (std::int64_t i = 0; i < corpus.num_tokens(); ++i) {
+    const double u =
+        bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<std::uint64_t>(i), kStreamInit << 24, 0u), 0.0);
+    z[i] = std::min(K - 1, static_cast<int>(u * K));
+  }
+}
+
+Counts count_topics(const Corpus& corpus, int K, std::span<const std::int32_t> z, int threads) {
+  Counts counts;
+  counts.K = K;
+  counts.doc_topic.assign(static_cast<std::size_t>(corpus.num_docs()) * K, 0);
+  counts.word_topic.assign(static_cast<std::size_t>(corpus.vocab_size()) * K, 0);
+  counts.topic.assign(static_cast<std::size_t>(K), 0);
+  for (std::int64_t i = 0; i < corpus.num_tokens(); ++i)
+    if (z[i] < 0 || z[i] >= K)
+      throw Error(fmt::format("count_topics: token {} has topic {}, outside [0, K = {})", i, z[i], K));
+  parallel_chunks(corpus.num_docs(), 1024, resolve_threads(threads), [&](std::int64_t first, std::int64_t last,
+                                                                         std::int64_t) {
+    for (std::int64_t m = first; m < last; ++m)
+      for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i)
+        ++counts.doc_topic[m * K + z[i]];
+  });
+  for (std::int64_t i = 0; i < corpus.num_tokens(); ++i) {
+    ++counts.word_topic[static_cast<std::int64_t>(corpus.words[i]) * K + z[i]];
+    ++counts.topic[z[i]];
+  }
+  return counts;
+}
+
+double gamma_draw(double shape, std::uint64_t seed, std::uint64_t index, std::uint32_t stream,
+                  std::uint32_t iteration) {
+  const unsigned key0 = static_cast<unsigned>(seed), key1 = static_cast<unsigned>(seed >> 32);
+  auto block = [&](std::uint32_t attempt) {
+    const bfly::Philox4x32 counter{{static_cast<unsigned>(index), static_cast<unsigned>(index >> 32),
+                                    (stream << 24) | attempt, iteration}};
+    return bfly::philox4x32_10(counter, key0, key1);
+  };
+  // Shape < 1: Gamma(a) = Gamma(a + 1) * U^(1/a), with U from the last word of attempt 0.
+  double boost = 1.0;
+  if (shape < 1.0) {
+    boost = std::pow(open_uniform(block(0).v[3]), 1.0 / shape);
+    shape += 1.0;
+  }
+  const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  for (std::uint32_t attempt = 0; attempt < (1u << 24); ++attempt) {
+    const bfly::Philox4x32 r = block(attempt);
+    // Box-Muller normal from two words, acceptance uniform from the third.
+    const double x = std::sqrt(-2.0 * std::log(open_uniform(r.v[0]))) *
+                     std::cos(6.283185307179586476925 * (static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10));
+    const double t = 1.0 + c * x;
+    if (t <= 0.0) continue;
+    const double v = t * t * t;
+    if (std::log(open_uniform(r.v[2])) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v * boost;
+  }
+  return d * boost;  // not reached in practice: the acceptance rate is above 95 %
+}
+
+template <typename T>
+void estimate_theta(const Corpus& corpus, const Counts& counts, const Priors& priors, Estimate estimate,
+                    std::uint64_t seed, std::uint32_t iteration, std::span<T> theta, int threads) {
+  const int K = counts.K;
+  parallel_chunks(corpus.num_docs(), 256, resolve_threads(threads), [&](std::int64_t first, std::int64_t last,
+                                                                        std::int64_t) {
+    std::vector<double> g(static_cast<std::size_t>(K));
+    for (std::int64_t m = first; m < last; ++m) {
+      const std::int32_t* n = counts.doc_topic.data() + m * K;
+      T* row = theta.data() + m * K;
+      if (estimate == Estimate::draw) {
+        double sum = 0;
+        for (int k = 0; k < K; ++k) {
+          g[k] = gamma_draw(n[k] + priors.alpha, seed, static_cast<std::uint64_t>(m) * K + k, kStreamTheta,
+                            iteration);
+          sum += g[k];
+        }
+        if (sum > 0 && std::isfinite(sum)) {
+          for (int k = 0; k < K; ++k) row[k] = static_cast<T>(g[k] / sum);
+          continue;
+        }
+      }
+      const double denominator = static_cast<double>(corpus.doc_length(m)) + K * priors.alpha;
+      for (int k = 0; k < K; ++k) row[k] = static_cast<T>((n[k] + priors.alpha) / denominator);
+    }
+  });
+}
+
+template <typename T>
+void estimate_phi(const Corpus& corpus, const Counts& counts, const Priors& priors, Estimate estimate,
+                  std::uint64_t seed, std::uint32_t iteration, std::span<T> phi, int threads) {
+  const int K = counts.K;
+  const std::int64_t V = corpus.vocab_size();
+  threads = resolve_threads(threads);
+  if (estimate == Estimate::mean) {
+    std::vector<double> denominator(static_cast<std::size_t>(K));
+    for (int k = 0; k < K; ++k) denominator[k] = static_cast<double>(counts.topic[k]) + V * priors.beta;
+    parallel_chunks(V, 1024, threads, [&](std::int64_t first, std::int64_t last, std::int64_t) {
+      for (std::int64_t w = first; w < last; ++w)
+        for (int k = 0; k < K; ++k)
+          phi[w * K + k] = static_cast<T>((counts.word_topic[w * K + k] + priors.beta) / denominator[k]);
+    });
+    return;
+  }
+  // Draws: phi[., k] = g[., k] / sum_w g[w, k] with g[w, k] ~ Gamma(n_wk + beta); column sums in word order.
+  std::vector<double> g(static_cast<std::size_t>(V) * K);
+  parallel_chunks(V, 256, threads, [&](std::int64_t first, std::int64_t last, std::int64_t) {
+    for (std::int64_t w = first; w < last; ++w)
+      for (int k = 0; k < K; ++k)
+        g[w * K + k] = gamma_draw(counts.word_topic[w * K + k] + priors.beta, seed,
+                                  static_cast<std::uint64_t>(w) * K + k, kStreamPhi, iteration);
+  });
+  std::vector<double> sum(static_cast<std::size_t>(K), 0.0);
+  for (std::int64_t w = 0; w < V; ++w)
+    for (int k = 0; k < K; ++k) sum[k] += g[w * K + k];
+  parallel_chunks(V, 1024, threads, [&](std::int64_t first, std::int64_t last, std::int64_t) {
+    for (std::int64_t w = first; w < last; ++w)
+      for (int k = 0; k < K; ++k) phi[w * K + k] = static_cast<T>(g[w * K + k] / sum[k]);
+  });
+}
+
+double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& priors, int threads) {
+  const int K = counts.K;
+  const std::int64_t D = corpus.num_docs(), V = corpus.vocab_size();
+  threads = resolve_threads(threads);
+  const LogGammaRatio doc_term(priors.alpha), word_term(priors.beta);
+  constexpr std::int64_t kChunk = 1024;
+
+  // Documents: lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha)).
+  std::vector<double> doc_part(static_cast<std::size_t>((D + kChunk - 1) / kChunk), 0.0);
+  const double lgamma_k_alpha = lgamma_safe(K * priors.alpha);
+  parallel_chunks(D, kChunk, threads, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
+    double ll = 0;
+    for (std::int64_t m = first; m < last; ++m) {
+      ll += lgamma_k_alpha - lgamma_safe(static_cast<double>(corpus.doc_length(m)) + K * priors.alpha);
+      const std::int32_t* n = counts.doc_topic.data() + m * K;
+      for (int k = 0; k < K; ++k)
+        if (n[k] != 0) ll += doc_term(n[k]);
+    }
+    doc_part[chunk] = ll;
+  });
+
+  // Topics: lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta)).
+  std::vector<double> word_part(static_cast<std::size_t>((V + kChunk - 1) / kChunk), 0.0);
+  parallel_chunks(V, kChunk, threads, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
+    double ll = 0;
+    for (std::int64_t i = first * K; i < last * K; ++i)
+      if (counts.word_topic[i] != 0) ll += word_term(counts.word_topic[i]);
+    word_part[chunk] = ll;
+  });
+
+  double ll = 0;
+  for (const double part : doc_part) ll += part;
+  for (const double part : word_part) ll += part;
+  const double lgamma_v_beta = lgamma_safe(V * priors.beta);
+  for (int k = 0; k < K; ++k) ll += lgamma_v_beta - lgamma_safe(static_cast<double>(counts.topic[k]) + V * priors.beta);
+  return ll;
+}
+
+template class CpuZStep<float>;
+template class CpuZStep<double>;
+template float token_uniform<float>(std::uint64_t, std::uint64_t, std::uint32_t);
+template double token_uniform<double>(std::uint64_t, std::uint64_t, std::uint32_t);
+template float scaled_uniform<float>(float, float);
+template double scaled_uniform<double>(double, double);
+template void estimate_theta<float>(const Corpus&, const Counts&, const Priors&, Estimate, std::uint64_t,
+                                    std::uint32_t, std::span<float>, int);
+template void estimate_theta<double>(const Corpus&, const Counts&, const Priors&, Estimate, std::uint64_t,
+                                     std::uint32_t, std::span<double>, int);
+template void estimate_phi<float>(const Corpus&, const Counts&, const Priors&, Estimate, std::uint64_t,
+                                  std::uint32_t, std::span<float>, int);
+template void estimate_phi<double>(const Corpus&, const Counts&, const Priors&, Estimate, std::uint64_t,
+                                   std::uint32_t, std::span<double>, int);
+
+}  // namespace bfly::lda

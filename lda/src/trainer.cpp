@@ -1,0 +1,465 @@
+// The trainer's iteration loop, its checkpoint file and its output files.
+#include "bfly/lda/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+
+#include <unistd.h>
+
+namespace bfly::lda {
+
+static_assert(std::endian::native == std::endian::little, "bfly-lda files are little-endian; add byte swapping");
+
+namespace {
+
+constexpr char kCheckpointMagic[8] = {'B', 'F', 'L', 'Y', 'C', 'K', 'P', '1'};
+constexpr char kMatrixMagic[8] = {'B', 'F', 'L', 'Y', 'M', 'A', 'T', '1'};
+constexpr std::uint32_t kCheckpointFormat = 1;
+
+template <typename T>
+constexpr ElementType type_of() {
+  return sizeof(T) == 4 ? ElementType::f32 : ElementType::f64;
+}
+
+// FNV-1a over 8-byte words (then the tail bytes): a checksum that notices damaged or truncated files.
+class Checksum {
+ public:
+  void add(const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p + i, 8);
+      hash_ = (hash_ ^ word) * 0x100000001b3ull;
+    }
+    for (; i < bytes; ++i) hash_ = (hash_ ^ p[i]) * 0x100000001b3ull;
+  }
+  std::uint64_t value() const { return hash_; }
+
+ private:
+  std::uint64_t hash_ = 0xcbf29ce484222325ull;
+};
+
+// A file published atomically: written to a unique temporary name in the same directory, flushed to disk, then
+// renamed over `path`, so readers see the old file or the complete new one, never a partial one.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path) : path_(std::move(path)) {
+    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    temp_ = fmt::format("{}.tmp.{}", path_, ::getpid());
+    file_ = std::fopen(temp_.c_str(), "wb");
+    if (file_ == nullptr) throw Error(fmt::format("{}: cannot create the file; is the directory writable?", temp_));
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile() {
+    if (file_ != nullptr) {
+      std::fclose(file_);
+      std::remove(temp_.c_str());
+    }
+  }
+
+  void write(const void* data, std::size_t bytes) {
+    if (bytes != 0 && std::fwrite(data, 1, bytes, file_) != bytes)
+      throw Error(fmt::format("{}: write failed (disk full?)", temp_));
+    checksum_.add(data, bytes);
+  }
+  template <typename V>
+  void put(const V& value) {
+    write(&value, sizeof value);
+  }
+  void text(const std::string& s) { write(s.data(), s.size()); }
+  std::uint64_t checksum() const { return checksum_.value(); }
+
+  void commit() {
+    const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!ok || !closed) {
+      std::remove(temp_.c_str());
+      throw Error(fmt::format("{}: could not flush the file to disk", temp_));
+    }
+    std::error_code error;
+    std::filesystem::rename(temp_, path_, error);
+    if (error) {
+      std::remove(temp_.c_str());
+      throw Error(fmt::format("{}: could not rename {} to it: {}", path_, temp_, error.message()));
+    }
+  }
+
+ private:
+  std::string path_, temp_;
+  std::FILE* file_ = nullptr;
+  Checksum checksum_;
+};
+
+// Reads a checkpoint sequentially, checksumming what it reads.
+class CheckpointReader {
+ public:
+  explicit CheckpointReader(std::string path) : path_(std::move(path)) {
+    file_ = std::fopen(path_.c_str(), "rb");
+    if (file_ == nullptr)
+      throw CheckpointError(fmt::format("{}: cannot open the checkpoint; --resume takes the directory of a run's "
+                                        "--out (holding checkpoint.bin) or the checkpoint file",
+                                        path_));
+  }
+  CheckpointReader(const CheckpointReader&) = delete;
+  CheckpointReader& operator=(const CheckpointReader&) = delete;
+  ~CheckpointReader() { std::fclose(file_); }
+
+  void read(void* data, std::size_t bytes, const char* what) {
+    if (bytes != 0 && std::fread(data, 1, bytes, file_) != bytes)
+      throw CheckpointError(fmt::format("{}: the file ends inside {}; truncated checkpoint", path_, what));
+    checksum_.add(data, bytes);
+  }
+  template <typename V>
+  V get(const char* what) {
+    V value;
+    read(&value, sizeof value, what);
+    return value;
+  }
+  void finish() {
+    const std::uint64_t expected = checksum_.value();
+    std::uint64_t stored = 0;
+    if (std::fread(&stored, 1, sizeof stored, file_) != sizeof stored)
+      throw CheckpointError(fmt::format("{}: the file ends before its checksum; truncated checkpoint", path_));
+    if (stored != expected)
+      throw CheckpointError(fmt::format("{}: checksum mismatch; the checkpoint is damaged", path_));
+    if (std::fgetc(file_) != EOF)
+      throw CheckpointError(fmt::format("{}: extra bytes after the checksum; not a bfly-lda checkpoint", path_));
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  Checksum checksum_;
+};
+
+CheckpointInfo read_header(CheckpointReader& in) {
+  char magic[8];
+  in.read(magic, sizeof magic, "the header");
+  if (std::memcmp(magic, kCheckpointMagic, sizeof magic) != 0)
+    throw CheckpointError(fmt::format("{}: not a bfly-lda checkpoint (bad magic)", in.path()));
+  const auto format = in.get<std::uint32_t>("the header");
+  if (format != kCheckpointFormat)
+    throw CheckpointError(fmt::format("{}: checkpoint format {}, this bfly-lda reads format {}", in.path(), format,
+                                      kCheckpointFormat));
+  CheckpointInfo info;
+  const auto size = in.get<std::uint32_t>("the header");
+  if (size != 4 && size != 8) throw CheckpointError(fmt::format("{}: bad element size {}", in.path(), size));
+  info.type = size == 4 ? ElementType::f32 : ElementType::f64;
+  info.options.topics = static_cast<int>(in.get<std::uint32_t>("the header"));
+  const auto estimate = in.get<std::uint32_t>("the header");
+  if (estimate > 1) throw CheckpointError(fmt::format("{}: bad estimate code {}", in.path(), estimate));
+  info.options.estimate = estimate == 0 ? Estimate::mean : Estimate::draw;
+  info.iteration = in.get<std::uint32_t>("the header");
+  (void)in.get<std::uint32_t>("the header");  // reserved
+  info.options.seed = in.get<std::uint64_t>("the header");
+  info.options.priors.alpha = in.get<double>("the header");
+  info.options.priors.beta = in.get<double>("the header");
+  info.train_seconds = in.get<double>("the header");
+  info.docs = in.get<std::int64_t>("the header");
+  info.vocab = in.get<std::int64_t>("the header");
+  info.tokens = in.get<std::int64_t>("the header");
+  info.corpus_fingerprint = in.get<std::uint64_t>("the header");
+  if (info.options.topics < 1 || info.docs < 0 || info.vocab < 0 || info.tokens < 0)
+    throw CheckpointError(fmt::format("{}: the header holds impossible sizes; damaged checkpoint", in.path()));
+  return info;
+}
+
+std::string checkpoint_file(const std::string& path) {
+  return std::filesystem::is_directory(path) ? (std::filesystem::path(path) / "checkpoint.bin").string() : path;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+const char* name_of(ElementType type) { return type == ElementType::f32 ? "f32" : "f64"; }
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  CheckpointReader in(checkpoint_file(path));
+  return read_header(in);
+}
+
+// The CPU engine: the state in host vectors, every step through the CPU reference (reference.hpp).
+template <typename T>
+class CpuEngine final : public IterationEngine<T> {
+ public:
+  explicit CpuEngine(std::unique_ptr<ZStep<T>> zstep) : zstep_(std::move(zstep)) {}
+
+  std::string name() const override { return zstep_->name(); }
+
+  void bind(const Corpus& corpus, const TrainerOptions& options) override {
+    corpus_ = &corpus;
+    options_ = options;
+    const int K = options.topics;
+    z_.assign(static_cast<std::size_t>(corpus.num_tokens()), 0);
+    theta_.assign(static_cast<std::size_t>(corpus.num_docs()) * K, T(0));
+    phi_.assign(static_cast<std::size_t>(corpus.vocab_size()) * K, T(0));
+    zstep_->bind(corpus, K);
+  }
+
+  double load(std::span<const std::int32_t> z, const T* theta, const T* phi, std::uint32_t iteration) override {
+    std::copy(z.begin(), z.end(), z_.begin());
+    counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
+    if (theta != nullptr && phi != nullptr) {
+      std::copy_n(theta, theta_.size(), theta_.begin());
+      std::copy_n(phi, phi_.size(), phi_.begin());
+    } else {
+      estimate(iteration);
+    }
+    return log_likelihood(*corpus_, counts_, options_.priors, options_.threads);
+  }
+
+  typename IterationEngine<T>::Step step(std::uint32_t t) override {
+    typename IterationEngine<T>::Step result;
+    const auto start = std::chrono::steady_clock::now();
+    result.report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t);
+    result.zstep_seconds = seconds_since(start);
+    if (result.report.invalid_tokens > 0) return result;
+    counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
+    estimate(t);
+    result.log_likelihood = log_likelihood(*corpus_, counts_, options_.priors, options_.threads);
+    return result;
+  }
+
+  void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) override {
+    std::copy(z_.begin(), z_.end(), z.begin());
+    std::copy(theta_.begin(), theta_.end(), theta.begin());
+    std::copy(phi_.begin(), phi_.end(), phi.begin());
+    counts = counts_;
+  }
+
+ private:
+  void estimate(std::uint32_t iteration) {
+    estimate_theta<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, iteration, theta_,
+                      options_.threads);
+    estimate_phi<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, iteration, phi_,
+                    options_.threads);
+  }
+
+  std::unique_ptr<ZStep<T>> zstep_;
+  const Corpus* corpus_ = nullptr;
+  TrainerOptions options_;
+  std::vector<std::int32_t> z_;
+  std::vector<T> theta_, phi_;
+  Counts counts_;
+};
+
+template <typename T>
+std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep) {
+  return std::make_unique<CpuEngine<T>>(std::move(zstep));
+}
+
+template <typename T>
+Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine,
+                    bool)
+    : corpus_(&corpus), options_(options), engine_(std::move(engine)) {
+  if (options_.topics < 1) throw Error(fmt::format("the number of topics must be >= 1, got {}", options_.topics));
+  if (!(options_.priors.alpha > 0) || !(options_.priors.beta > 0))
+    throw Error(fmt::format("the priors must be positive, got alpha = {}, beta = {}", options_.priors.alpha,
+                            options_.priors.beta));
+  engine_->bind(corpus, options_);
+}
+
+template <typename T>
+Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<ZStep<T>> zstep)
+    : Trainer(corpus, options, cpu_engine<T>(std::move(zstep))) {}
+
+template <typename T>
+Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine)
+    : Trainer(corpus, options, std::move(engine), true) {
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  initial_topics(corpus, options_.topics, options_.seed, z);
+  ll_per_token_ = engine_->load(z, nullptr, nullptr, 0) / static_cast<double>(corpus.num_tokens());
+}
+
+template <typename T>
+Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                              std::unique_ptr<ZStep<T>> zstep) {
+  return resume(corpus, checkpoint_path, threads, cpu_engine<T>(std::move(zstep)));
+}
+
+template <typename T>
+Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
+                              std::unique_ptr<IterationEngine<T>> engine) {
+  CheckpointReader in(checkpoint_file(checkpoint_path));
+  const CheckpointInfo info = read_header(in);
+  if (info.type != type_of<T>())
+    throw CheckpointError(fmt::format("{}: the checkpoint holds {} values, this run uses {}; pass --type {}",
+                                      in.path(), name_of(info.type), name_of(type_of<T>()), name_of(info.type)));
+  if (info.docs != corpus.num_docs() || info.vocab != corpus.vocab_size() || info.tokens != corpus.num_tokens() ||
+      info.corpus_fingerprint != corpus.fingerprint())
+    throw CheckpointError(fmt::format(
+        "{}: the checkpoint was written for another corpus ({} documents, {} words, {} tokens; this one has {}, {}, "
+        "{}); give the same corpus options (--docword/--vocab or --text, --max-docs, --min-count) as the first run",
+        in.path(), info.docs, info.vocab, info.tokens, corpus.num_docs(), corpus.vocab_size(), corpus.num_tokens()));
+  TrainerOptions options = info.options;
+  options.threads = threads;
+  const int K = options.topics;
+  std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
+  std::vector<T> theta(static_cast<std::size_t>(corpus.num_docs()) * K);
+  std::vector<T> phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  in.read(z.data(), z.size() * sizeof(std::int32_t), "z");
+  in.read(theta.data(), theta.size() * sizeof(T), "theta");
+  in.read(phi.data(), phi.size() * sizeof(T), "phi");
+  in.finish();
+  for (std::size_t i = 0; i < z.size(); ++i)
+    if (z[i] < 0 || z[i] >= K)
+      throw CheckpointError(fmt::format("{}: token {} has topic {}, outside [0, K = {}); damaged checkpoint",
+                                        in.path(), i, z[i], K));
+  Trainer trainer(corpus, options, std::move(engine), true);
+  trainer.iteration_ = info.iteration;
+  trainer.train_seconds_ = info.train_seconds;
+  trainer.ll_per_token_ = trainer.engine_->load(z, theta.data(), phi.data(), info.iteration) /
+                          static_cast<double>(corpus.num_tokens());
+  return trainer;
+}
+
+template <typename T>
+const Trainer<T>& Trainer<T>::sync() const {
+  if (stale_) {
+    const int K = options_.topics;
+    z_.resize(static_cast<std::size_t>(corpus_->num_tokens()));
+    theta_.resize(static_cast<std::size_t>(corpus_->num_docs()) * K);
+    phi_.resize(static_cast<std::size_t>(corpus_->vocab_size()) * K);
+    engine_->download(z_, theta_, phi_, counts_);
+    stale_ = false;
+  }
+  return *this;
+}
+
+template <typename T>
+IterationStats Trainer<T>::step() {
+  const auto start = std::chrono::steady_clock::now();
+  const std::uint32_t t = iteration_ + 1;
+  stale_ = true;
+  const typename IterationEngine<T>::Step result = engine_->step(t);
+  if (result.report.invalid_tokens > 0)
+    throw Error(fmt::format("iteration {}: {} token(s) could not be sampled (weights with total 0, NaN or "
+                            "infinite), first token {}; try --type f64 or larger --alpha/--beta",
+                            t, result.report.invalid_tokens, result.report.first_invalid));
+  ll_per_token_ = result.log_likelihood / static_cast<double>(corpus_->num_tokens());
+  iteration_ = t;
+  IterationStats stats;
+  stats.iteration = t;
+  stats.zstep_seconds = result.zstep_seconds;
+  stats.iteration_seconds = seconds_since(start);
+  stats.ll_per_token = ll_per_token_;
+  train_seconds_ += stats.iteration_seconds;
+  return stats;
+}
+
+template <typename T>
+void Trainer<T>::save_checkpoint(const std::string& path) const {
+  sync();
+  AtomicFile out(path);
+  out.write(kCheckpointMagic, sizeof kCheckpointMagic);
+  out.put<std::uint32_t>(kCheckpointFormat);
+  out.put<std::uint32_t>(sizeof(T));
+  out.put<std::uint32_t>(static_cast<std::uint32_t>(options_.topics));
+  out.put<std::uint32_t>(options_.estimate == Estimate::mean ? 0u : 1u);
+  out.put<std::uint32_t>(iteration_);
+  out.put<std::uint32_t>(0u);
+  out.put<std::uint64_t>(options_.seed);
+  out.put<double>(options_.priors.alpha);
+  out.put<double>(options_.priors.beta);
+  out.put<double>(train_seconds_);
+  out.put<std::int64_t>(corpus_->num_docs());
+  out.put<std::int64_t>(corpus_->vocab_size());
+  out.put<std::int64_t>(corpus_->num_tokens());
+  out.put<std::uint64_t>(corpus_->fingerprint());
+  out.write(z_.data(), z_.size() * sizeof(std::int32_t));
+  out.write(theta_.data(), theta_.size() * sizeof(T));
+  out.write(phi_.data(), phi_.size() * sizeof(T));
+  const std::uint64_t checksum = out.checksum();
+  out.put<std::uint64_t>(checksum);
+  out.commit();
+}
+
+template <typename T>
+std::vector<std::int32_t> Trainer<T>::top_words(int k, int count) const {
+  sync();
+  const int K = options_.topics;
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(corpus_->vocab_size()));
+  std::iota(ids.begin(), ids.end(), 0);
+  const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(count, 0)), ids.size());
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(),
+                    [&](std::int32_t a, std::int32_t b) {
+                      const T pa = phi_[static_cast<std::size_t>(a) * K + k];
+                      const T pb = phi_[static_cast<std::size_t>(b) * K + k];
+                      return pa != pb ? pa > pb : a < b;
+                    });
+  ids.resize(n);
+  return ids;
+}
+
+template <typename T>
+void write_matrix(const std::string& path, const T* data, std::int64_t rows, std::int64_t cols) {
+  AtomicFile out(path);
+  out.write(kMatrixMagic, sizeof kMatrixMagic);
+  out.put<std::uint32_t>(sizeof(T));
+  out.put<std::uint32_t>(0u);
+  out.put<std::uint64_t>(static_cast<std::uint64_t>(rows));
+  out.put<std::uint64_t>(static_cast<std::uint64_t>(cols));
+  out.write(data, static_cast<std::size_t>(rows * cols) * sizeof(T));
+  out.commit();
+}
+
+template <typename T>
+void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
+  sync();
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const int K = options_.topics;
+  const Corpus& corpus = *corpus_;
+  const double tokens = static_cast<double>(corpus.num_tokens());
+
+  {  // topics.txt: one line per topic, its share of the tokens and its most probable words
+    AtomicFile out((fs::path(dir) / "topics.txt").string());
+    for (int k = 0; k < K; ++k) {
+      std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
+      for (const std::int32_t w : top_words(k, top_count)) line += " " + corpus.vocab[w];
+      out.text(line + "\n");
+    }
+    out.commit();
+  }
+  {  // theta.bin in input order, documents.txt: the input document of each row
+    const std::vector<std::int64_t> order = input_order(corpus);
+    std::vector<T> theta(theta_.size());
+    AtomicFile documents((fs::path(dir) / "documents.txt").string());
+    for (std::size_t row = 0; row < order.size(); ++row) {
+      std::copy_n(theta_.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
+      documents.text(fmt::format("{}\n", corpus.doc_ids[order[row]]));
+    }
+    documents.commit();
+    write_matrix((fs::path(dir) / "theta.bin").string(), theta.data(), corpus.num_docs(), K);
+  }
+  write_matrix((fs::path(dir) / "phi.bin").string(), phi_.data(), corpus.vocab_size(), K);
+  {
+    AtomicFile vocab((fs::path(dir) / "vocab.txt").string());
+    for (const std::string& word : corpus.vocab) vocab.text(word + "\n");
+    vocab.commit();
+  }
+}
+
+template class Trainer<float>;
+template class Trainer<double>;
+template std::unique_ptr<IterationEngine<float>> cpu_engine<float>(std::unique_ptr<ZStep<float>>);
+template std::unique_ptr<IterationEngine<double>> cpu_engine<double>(std::unique_ptr<ZStep<double>>);
+template void write_matrix<float>(const std::string&, const float*, std::int64_t, std::int64_t);
+template void write_matrix<double>(const std::string&, const double*, std::int64_t, std::int64_t);
+
+}  // namespace bfly::lda

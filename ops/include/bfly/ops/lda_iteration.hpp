@@ -1,0 +1,86 @@
+// bfly::rt::LdaIteration: the rest of an uncollapsed Gibbs iteration of LDA on the GPU, after the z-step
+// (LdaZStep): topic counts from z, theta and phi from the counts (posterior means or Dirichlet draws) and the
+// collapsed log-likelihood, with the CPU reference's formulas and random streams (lda/include/bfly/lda/reference.hpp).
+// The kernels are templates/bfly/lda_iteration.cuh, compiled through NVRTC and the kernel cache.
+#pragma once
+
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+
+#include <cstdint>
+#include <memory>
+
+struct CUstream_st;
+
+namespace bfly::rt {
+
+// The sizes of one corpus and model; fixed for the life of an LdaIteration.
+struct LdaShape {
+  long long docs = 0;    // D
+  long long vocab = 0;   // V
+  long long tokens = 0;  // must be below 2^31 (the counts are 32-bit)
+  int K = 0;             // topics, 1 .. 65536
+};
+
+enum class LdaEstimate {
+  mean,  // theta = (n_dk + alpha) / (N_d + K alpha), phi = (n_wk + beta) / (n_k + V beta), computed in double
+  draw,  // Dirichlet draws: gamma variates from Philox (streams 1 and 2 of reference.hpp), normalised in double
+};
+
+struct LdaPriors {
+  double alpha = 0.1;  // symmetric prior on each document's topics, > 0
+  double beta = 0.01;  // symmetric prior on each topic's words, > 0
+};
+
+// The source of the iteration kernels of `type` that LdaIteration compiles: templates/bfly/lda_iteration.cuh and
+// the lines that instantiate it (kernels bfly_lda_zero, bfly_lda_lgamma_table, bfly_lda_count,
+// bfly_lda_theta_<type>, bfly_lda_phi_mean_<type>, ...).
+gen::Source lda_iteration_source(gen::ElementType type);
+
+class LdaIteration {
+ public:
+  // Compiles (or finds in the cache) the kernels of `type` for the current device and allocates the counts and
+  // scratch in the current context. Throws bfly::Error for bad sizes, CompileError, or CUDA errors.
+  LdaIteration(const LdaShape& shape, gen::ElementType type);
+  LdaIteration(LdaIteration&&) noexcept;
+  LdaIteration& operator=(LdaIteration&&) noexcept;
+  ~LdaIteration();
+
+  // Counts of z into doc_topic() (n_dk, D x K), word_topic() (n_wk, V x K) and topic() (n_k, K), all int32
+  // row-major device arrays. Device inputs: doc_offsets (D + 1, document m owns tokens doc_offsets[m] ..
+  // doc_offsets[m + 1] - 1), words (one id < V per token), z (one topic per token; a topic outside [0, K) is
+  // skipped and counted, see invalid_topics). Asynchronous on `stream`.
+  void count(const long long* doc_offsets, const int* words, const int* z, CUstream_st* stream = nullptr);
+
+  // theta (D x K, row stride K) and phi (V x K, row stride K), device arrays written from the counts of the last
+  // count(); `seed` and `iteration` select the random streams of LdaEstimate::draw. Also forms the
+  // log-likelihood of those counts, read by log_likelihood(). Asynchronous on `stream`.
+  void estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate, std::uint64_t seed,
+                std::uint32_t iteration, float* theta, float* phi, CUstream_st* stream = nullptr);
+  void estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate, std::uint64_t seed,
+                std::uint32_t iteration, double* theta, double* phi, CUstream_st* stream = nullptr);
+
+  // The collapsed log p(w, z | alpha, beta) of the last estimate() (synchronizes `stream`, reads 8 bytes).
+  double log_likelihood(CUstream_st* stream = nullptr);
+
+  // Tokens whose topic was outside [0, K) in the last count() (synchronizes `stream`).
+  long long invalid_topics(CUstream_st* stream = nullptr);
+
+  const int* doc_topic() const;
+  const int* word_topic() const;
+  const int* topic() const;
+  const LdaShape& shape() const { return shape_; }
+  gen::ElementType type() const { return type_; }
+
+ private:
+  template <typename T>
+  void estimate_typed(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
+                      std::uint64_t seed, std::uint32_t iteration, T* theta, T* phi, CUstream_st* stream);
+
+  struct State;
+  LdaShape shape_;
+  gen::ElementType type_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace bfly::rt

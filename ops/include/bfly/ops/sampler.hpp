@@ -1,0 +1,81 @@
+// bfly::rt::Sampler: one call draws one category per row on the GPU with a generated, JIT-compiled kernel.
+#pragma once
+
+#include "bfly/spec/kernel_spec.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+struct CUstream_st;  // the same type as cudaStream_t and CUstream
+
+namespace bfly::rt {
+
+// What the caller may force; anything left empty is chosen by Sampler::choose_spec.
+struct SamplerOptions {
+  std::optional<int> W;                    // 4, 8, 16 or 32
+  std::optional<gen::Variant> variant;
+  std::optional<int> R;                    // remnant threshold, 0 .. W-1
+  bool report_invalid_rows = true;         // read back {count, first row} of rows written as -1
+};
+
+struct SampleReport {
+  gen::KernelSpec spec;                    // the kernel that ran
+  long long invalid_rows = 0;              // rows written as -1 (0 when not reported)
+  long long first_invalid_row = -1;        // -1 when none (or not reported)
+};
+
+// Kernels are generated, compiled (through default_cache()) and loaded on first use of each spec, then kept by
+// the Sampler for its lifetime. A Sampler runs in the calling thread's current context, else in the primary
+// context of device 0. One Sampler must not be used by several threads at once (it owns the invalid-row
+// counters); make one per thread instead.
+class Sampler {
+ public:
+  explicit Sampler(SamplerOptions options = {});
+  Sampler(Sampler&&) noexcept;
+  Sampler& operator=(Sampler&&) noexcept;
+  ~Sampler();
+
+  // weights: device array of M rows of K weights with row stride ld >= K; out: device array of M ints.
+  // Validates the arguments before any launch (bfly::Error naming the argument): 1 <= K <= KernelSpec::kMaxK,
+  // ld >= K, M >= 0, and for M > 0 non-null weights and out. M == 0 does nothing and needs no GPU.
+  // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
+  // enqueues the launch. The draw for row r
+  // depends only on (seed, r, the weights of row r): not on M, the stream or the launch configuration.
+  SampleReport sample(const float* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                      CUstream_st* stream = nullptr);
+  SampleReport sample(const double* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                      CUstream_st* stream = nullptr);
+
+  // Host-array convenience: copies weights to the device, samples, copies the draws back (synchronous).
+  // weights must hold (M - 1) * ld + K elements and out M ints.
+  SampleReport sample_host(std::span<const float> weights, long long M, int K, long long ld, std::span<int> out,
+                           std::uint64_t seed);
+  SampleReport sample_host(std::span<const double> weights, long long M, int K, long long ld, std::span<int> out,
+                           std::uint64_t seed);
+
+  // The spec used for K and type under `options`. Rule, from the H100 sweep in bench/results (2026-11-22):
+  // W = 16 for K >= 16 (the steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about
+  // twice the registers and ran erratically for K not a multiple of 32), 8 for K >= 8, else 4; variant addsub
+  // for f32 (the paper's faster build) and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants
+  // of up to 8 leading elements are searched linearly and larger ones padded. Forced fields replace the chosen
+  // ones; the result is validated (bfly::Error names a bad forced value).
+  static gen::KernelSpec choose_spec(int K, gen::ElementType type, const SamplerOptions& options);
+
+  const SamplerOptions& options() const { return options_; }
+
+ private:
+  struct State;  // loaded kernels and invalid-row counters, per context
+  template <typename T>
+  SampleReport sample_device(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                             CUstream_st* stream);
+  template <typename T>
+  SampleReport sample_from_host(std::span<const T> weights, long long M, int K, long long ld, std::span<int> out,
+                                std::uint64_t seed);
+
+  SamplerOptions options_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace bfly::rt

@@ -1,0 +1,35 @@
+// The one table of which specs exist for what: the CPU draw-for-draw matrix, the NVRTC compile matrix,
+// and the example spec of the README's main job. Emission never decides which specs exist.
+#pragma once
+
+#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/lda_baseline.hpp"
+
+#include <vector>
+
+namespace bfly::gen {
+
+// R in {0, 8, W-1} clamped to W-1 (a threshold at or above W-1 already searches every remnant linearly),
+// duplicates removed, in a fixed order.
+std::vector<int> remnant_thresholds_for(int W);
+
+// W in {4, 8, 16, 32}; K in {1, 2, 3, W-1, W, W+1, 71, 100, 1000, 1024, 4097}; R per remnant_thresholds_for;
+// f32 and f64; swap and addsub. Every spec is valid and appears once.
+std::vector<KernelSpec> draw_test_specs();
+
+// The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
+// swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
+std::vector<KernelSpec> lda_test_specs();
+
+// The LDA baselines' draw-test matrix: alg1 and alg4; K in {1, 3, 33, 64, 71, 300} (alg4: remnant only, one block
+// with a remnant of 1, whole blocks only, remnant and blocks); f32 and f64.
+std::vector<LdaBaselineSpec> lda_baseline_test_specs();
+
+// W in {4, 8, 16, 32}; K in {1, 71, 1024, 4097}; R = 8 clamped; f32 and f64; swap and addsub; sample, plus
+// lda_z and lda_z_doc at K = 1024.
+std::vector<KernelSpec> compile_test_specs();
+
+// The spec of the README's example: W = 32, K = 1024, R = 8, f32, addsub.
+KernelSpec example_spec();
+
+}  // namespace bfly::gen
