@@ -19,15 +19,6 @@
 namespace bfly::gen {
 namespace {
 
-constexpr int kThreadsPerCta = 128;
-// lda_z_doc: CTAs of 64 threads (2 to 16 documents), so that a theta row per group fits in static shared memory
-// beside the running totals up to K = 1024 in f64.
-constexpr int kDocThreadsPerCta = 64;
-constexpr int kMaxStaticShared = 48 * 1024;
-constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
-// Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
-// beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
-constexpr int kBlocksInFlight = 2;
 constexpr std::string_view kSampleSkeleton = "bfly/sample_kernel.skeleton.cuh";
 constexpr std::string_view kLdaZSkeleton = "bfly/lda_z_kernel.skeleton.cuh";
 constexpr std::string_view kLdaZDocSkeleton = "bfly/lda_z_doc_kernel.skeleton.cuh";
@@ -61,25 +52,6 @@ std::string_view bfly_version() { return BFLY_VERSION; }
 
 std::string describe(const Source& source) {
   return source.description.empty() ? describe(source.spec) : source.description;
-}
-
-LaunchGeometry launch_geometry(const KernelSpec& spec) {
-  spec.validate();
-  LaunchGeometry g;
-  const bool per_group = spec.operation == Operation::lda_z_doc;
-  g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
-  g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
-  const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
-  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
-  g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
-  g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
-  if (per_group) {
-    const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
-    g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
-    if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
-  }
-  g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
-  return g;
 }
 
 Source generate(const KernelSpec& spec) {
@@ -128,6 +100,8 @@ Source generate(const KernelSpec& spec) {
   const std::string_view skeleton = lda ? kLdaZSkeleton : lda_doc ? kLdaZDocSkeleton : kSampleSkeleton;
   Source source;
   source.spec = spec;
+  source.family = family_of(spec).name;
+  source.geometry = geometry;
   source.kernel_name = name;
   source.text = fill_template(skeleton, template_source(skeleton), values);
   source.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh"};

@@ -15,7 +15,6 @@
 namespace bfly::gen {
 namespace {
 
-constexpr int kThreadsPerCta = 128;  // as bfly's lda_z kernel: one document per thread
 constexpr std::string_view kAlg1Skeleton = "bfly/lda_alg1_kernel.skeleton.cuh";
 constexpr std::string_view kAlg4Skeleton = "bfly/lda_alg4_kernel.skeleton.cuh";
 
@@ -54,7 +53,7 @@ void constants(const LdaBaselineSpec& spec, CodeWriter& w) {
     w.line("constexpr int BLOCKS = {};  // W x W blocks after the remnant, read with transposed access",
            spec.alg4_blocks());
   }
-  w.line("constexpr int THREADS = {};  // threads per CTA, one per document", kThreadsPerCta);
+  w.line("constexpr int THREADS = {};  // threads per CTA, one per document", launch_geometry(spec).threads_per_cta);
   if (spec.algorithm == LdaBaseline::alg4)
     w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
@@ -161,14 +160,6 @@ std::string alg4_blocks(const LdaBaselineSpec& spec) {
 
 }  // namespace
 
-LaunchGeometry launch_geometry(const LdaBaselineSpec& spec) {
-  spec.validate();
-  LaunchGeometry g;
-  g.threads_per_cta = kThreadsPerCta;
-  g.rows_per_cta = kThreadsPerCta;  // one document per thread
-  return g;
-}
-
 Source generate_lda_baseline(const LdaBaselineSpec& spec) {
   spec.validate();
   const std::string name = kernel_name(spec);
@@ -198,6 +189,8 @@ Source generate_lda_baseline(const LdaBaselineSpec& spec) {
   Source source;
   source.kernel_name = name;
   source.description = describe(spec);
+  source.family = family_of(spec).name;
+  source.geometry = launch_geometry(spec);
   source.text = fill_template(skeleton, template_source(skeleton), values);
   source.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh"};
   return source;

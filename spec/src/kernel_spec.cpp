@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -12,24 +13,6 @@
 
 namespace bfly::gen {
 namespace {
-
-struct ElementTypeInfo {
-  ElementType type;
-  std::string_view name;
-  std::string_view cuda;
-  int size;
-};
-// The one table of element types: name in kernel names, CUDA type, size in bytes.
-constexpr std::array kElementTypes = {
-    ElementTypeInfo{ElementType::f32, "f32", "float", 4},
-    ElementTypeInfo{ElementType::f64, "f64", "double", 8},
-};
-
-const ElementTypeInfo& info(ElementType type) {
-  for (const auto& entry : kElementTypes)
-    if (entry.type == type) return entry;
-  throw Error("unknown element type");
-}
 
 constexpr std::array kVariantNames = {std::pair{Variant::swap, std::string_view("swap")},
                                       std::pair{Variant::addsub, std::string_view("addsub")}};
@@ -42,10 +25,20 @@ std::string allowed_names(const Table& table) {
   std::string out;
   for (const auto& entry : table) {
     if (!out.empty()) out += ", ";
-    if constexpr (requires { entry.name; }) out += entry.name; else out += entry.second;
+    if constexpr (requires { entry.tag; }) out += entry.tag; else out += entry.second;
   }
   return out;
 }
+
+constexpr int kThreadsPerCta = 128;
+// lda_z_doc: CTAs of 64 threads (2 to 16 documents), so that a theta row per group fits in static shared memory
+// beside the running totals up to K = 1024 in f64.
+constexpr int kDocThreadsPerCta = 64;
+constexpr int kMaxStaticShared = 48 * 1024;
+constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
+// Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
+// beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
+constexpr int kBlocksInFlight = 2;
 
 int parse_int(std::string_view text, std::string_view what) {
   int value = 0;
@@ -57,9 +50,15 @@ int parse_int(std::string_view text, std::string_view what) {
 
 }  // namespace
 
-std::string_view name_of(ElementType type) { return info(type).name; }
-std::string_view cuda_type(ElementType type) { return info(type).cuda; }
+const ElementTypeInfo& info(ElementType type) {
+  for (const ElementTypeInfo& entry : kElementTypes)
+    if (entry.type == type) return entry;
+  throw Error(fmt::format("unknown element type {}", static_cast<int>(type)));
+}
+std::string_view name_of(ElementType type) { return info(type).tag; }
+std::string_view cuda_type(ElementType type) { return info(type).cuda_type; }
 int size_of(ElementType type) { return info(type).size; }
+ElementType accumulator_of(ElementType type) { return info(type).accumulator; }
 
 std::string_view name_of(Variant variant) {
   for (const auto& [v, name] : kVariantNames)
@@ -74,8 +73,8 @@ std::string_view name_of(Operation operation) {
 }
 
 ElementType parse_element_type(std::string_view text) {
-  for (const auto& entry : kElementTypes)
-    if (entry.name == text) return entry.type;
+  for (const ElementTypeInfo& entry : kElementTypes)
+    if (entry.tag == text) return entry.type;
   throw Error(fmt::format("element type '{}' is not supported; allowed: {}", text, allowed_names(kElementTypes)));
 }
 
@@ -149,6 +148,27 @@ KernelSpec parse_kernel_name(std::string_view name) {
   spec.validate();
   if (kernel_name(spec) != name) throw fail("it is not in canonical form");
   return spec;
+}
+
+const KernelFamily& family_of(const KernelSpec& spec) { return family(name_of(spec.operation)); }
+
+LaunchGeometry launch_geometry(const KernelSpec& spec) {
+  spec.validate();
+  LaunchGeometry g;
+  const bool per_group = spec.operation == Operation::lda_z_doc;
+  g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
+  g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
+  const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
+  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
+  g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
+  g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
+  if (per_group) {
+    const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
+    g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
+    if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
+  }
+  g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
+  return g;
 }
 
 std::string describe(const KernelSpec& spec) {

@@ -17,6 +17,7 @@ namespace {
 constexpr std::array kBaselineNames = {std::pair{LdaBaseline::alg1, std::string_view("alg1")},
                                        std::pair{LdaBaseline::alg4, std::string_view("alg4")}};
 constexpr std::string_view kNamePrefix = "bfly_lda_";
+constexpr int kThreadsPerCta = 128;  // as bfly's lda_z kernel: one document per thread
 
 }  // namespace
 
@@ -78,6 +79,18 @@ LdaBaselineSpec parse_lda_baseline_name(std::string_view name) {
   }
   if (kernel_name(spec) != name) throw fail("it is not in canonical form");
   return spec;
+}
+
+const KernelFamily& family_of(const LdaBaselineSpec& spec) {
+  return family(fmt::format("lda_{}", name_of(spec.algorithm)));
+}
+
+LaunchGeometry launch_geometry(const LdaBaselineSpec& spec) {
+  spec.validate();
+  LaunchGeometry g;
+  g.threads_per_cta = kThreadsPerCta;
+  g.rows_per_cta = kThreadsPerCta;  // one document per thread
+  return g;
 }
 
 std::string describe(const LdaBaselineSpec& spec) {

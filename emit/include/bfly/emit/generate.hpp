@@ -1,6 +1,7 @@
 // generate(): KernelSpec -> Source, the CUDA text of one kernel, plus the launch geometry it was written for.
 #pragma once
 
+#include "bfly/spec/kernel_family.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
 
@@ -9,19 +10,6 @@
 
 namespace bfly::gen {
 
-// How a generated kernel is launched. The generated text embeds the same numbers, and the runtime,
-// the ahead-of-time header and the CPU execution all compute grids from this one function.
-struct LaunchGeometry {
-  int threads_per_cta = 0;   // blockDim.x
-  int rows_per_cta = 0;      // rows (sample) or documents (lda_z: one per thread; lda_z_doc: one per group)
-  int chunk_blocks = 0;      // blocks whose running total is stored as one shared-memory entry (0: <= 1 block)
-  int chunks = 0;            // shared-memory running totals per thread (0 for rows of at most one block)
-  bool theta_in_shared = false;  // lda_z_doc: each group's theta row is staged in shared memory (else read from L1)
-  int static_shared_bytes = 0;
-  int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
-  long long grid_for_rows(long long M) const { return (M + rows_per_cta - 1) / rows_per_cta; }
-};
-LaunchGeometry launch_geometry(const KernelSpec& spec);
 
 // Generated CUDA source. `text` includes bfly's fragments by name (`#include "bfly/philox.cuh"`);
 // `headers` lists those names, whose content embedded_templates() holds.
@@ -31,6 +19,8 @@ struct Source {
   std::string text;
   std::vector<std::string> headers;
   std::string description;   // what the kernel is when `spec` does not say it (an LDA baseline's spec); else empty
+  std::string family;        // the kernel family's name (gen::family), empty for other sources (the LDA iteration's)
+  LaunchGeometry geometry;   // how the kernel must be launched (a generated kernel traps otherwise)
 };
 
 // For messages: source.description if set, else describe(source.spec).
@@ -71,7 +61,6 @@ Source generate(const KernelSpec& spec);
 // are coalesced); on return it holds the running sums of each document's last token (nothing for an empty one).
 // Grid: launch_geometry(spec).grid_for_rows(D) CTAs of threads_per_cta (128) threads, one document per thread,
 // no dynamic shared memory; D == 0 needs no launch.
-LaunchGeometry launch_geometry(const LdaBaselineSpec& spec);
 Source generate_lda_baseline(const LdaBaselineSpec& spec);
 
 // The source with every bfly fragment pasted in place of its #include: one self-contained text

@@ -1,15 +1,14 @@
 // KernelSpec: the plain description of one generated kernel, its validation, and its self-describing name.
 #pragma once
 
+#include "bfly/spec/element_type.hpp"
+#include "bfly/spec/kernel_family.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace bfly::gen {
-
-// Element type of the weights and of the running sums. One table (kernel_spec.cpp) maps each to its
-// name in kernel names ("f32"), its CUDA type ("float") and its size.
-enum class ElementType { f32, f64 };
 
 // Butterfly replacement: swap is Figure 4 ([a b; c d] -> [a c; a+b c+d]); addsub is Figure 8
 // ([a b; c d] -> [a d; a+b c+d]) and searches with add-or-subtract steps (Algorithm 10).
@@ -24,12 +23,8 @@ enum class Operation { sample, lda_z, lda_z_doc };
 // True for the LDA z-step operations (lda_z, lda_z_doc), which share one kernel ABI.
 constexpr bool is_lda(Operation operation) { return operation != Operation::sample; }
 
-std::string_view name_of(ElementType type);   // "f32"
-std::string_view cuda_type(ElementType type);  // "float"
-int size_of(ElementType type);                 // 4
 std::string_view name_of(Variant variant);     // "addsub"
 std::string_view name_of(Operation operation); // "sample", "lda_z", "lda_z_doc"
-ElementType parse_element_type(std::string_view text);  // throws bfly::Error listing the allowed values
 Variant parse_variant(std::string_view text);
 Operation parse_operation(std::string_view text);
 
@@ -62,6 +57,13 @@ std::string kernel_name(const KernelSpec& spec);
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
+
+// The family of the spec's operation (gen::family(name_of(spec.operation))).
+const KernelFamily& family_of(const KernelSpec& spec);
+
+// How the kernel of `spec` is launched: the generated text embeds the same numbers, and the runtime, the
+// ahead-of-time header and the CPU execution all take their grids from here.
+LaunchGeometry launch_geometry(const KernelSpec& spec);
 
 // "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample"
 std::string describe(const KernelSpec& spec);

@@ -46,6 +46,10 @@ std::string kernel_name(const LdaBaselineSpec& spec);
 // The inverse of kernel_name; throws bfly::Error when `name` is not an LDA baseline kernel name.
 LdaBaselineSpec parse_lda_baseline_name(std::string_view name);
 
+// The family of the baseline (lda_alg1 or lda_alg4) and its launch: one document per thread, CTAs of 128 threads.
+const KernelFamily& family_of(const LdaBaselineSpec& spec);
+LaunchGeometry launch_geometry(const LdaBaselineSpec& spec);
+
 // "baseline=alg4 K=71 type=f64"
 std::string describe(const LdaBaselineSpec& spec);
 
