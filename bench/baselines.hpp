@@ -25,7 +25,7 @@ void alg1(const T* weights, long long M, int K, long long ld, int* out, T* p, st
           cudaStream_t stream);
 
 // Algorithm 1 without the table: pass 1 sums the row, pass 2 runs the sum again until it exceeds u * sum
-// (Algorithm 2's linear search fused with the running sum). The "thread-per-row (two passes)" of DESIGN.md
+// (Algorithm 2's linear search fused with the running sum). The "thread-per-row (two passes)" of docs/DESIGN.md
 // section 8. Extra traffic: the part of each row that pass 2 re-reads (served by L1/L2 when it still holds it).
 template <typename T>
 void alg1_two_pass(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
@@ -54,7 +54,7 @@ void warp_per_row(const T* weights, long long M, int K, long long ld, int* out, 
                   cudaStream_t stream);
 
 // The read ceiling: a grid-stride read-and-reduce of `bytes` (a multiple of 16) with 16-byte loads, four in
-// flight per thread, `blocks_per_sm` blocks of 512 threads per multiprocessor (DESIGN.md section 8: 8 x 512 per
+// flight per thread, `blocks_per_sm` blocks of 512 threads per multiprocessor (docs/DESIGN.md section 8: 8 x 512 per
 // SM reached 3.05 TB/s on an H100). `sink` receives one float per block (so the loads cannot be dropped).
 void read_ceiling(const void* data, std::size_t bytes, float* sink, int multiprocessors, int blocks_per_sm,
                   cudaStream_t stream);

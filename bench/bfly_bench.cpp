@@ -1,6 +1,6 @@
 // bfly-bench: bfly's generated butterfly samplers side by side with the paper's baselines (Steele & Tristan 2019,
 // Algorithms 1 and 4), a warp-per-row sampler and the device's read and copy ceilings, on the same inputs in one
-// process (DESIGN.md section 8, issue 5).
+// process (docs/DESIGN.md section 8).
 //
 // For each element type and K: M = ceil(min_bytes / (K * sizeof(T))) rows, two input buffers of M x K weights
 // (so that L2, 50 MB on an H100, cannot serve a run from the previous one), each built from D = 64 distinct random
@@ -238,7 +238,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (Variant variant : kVariants)
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
-      if (wanted(o, "bfly-auto")) add(rt::Sampler::choose_spec(K, type, auto_options()));
+      if (wanted(o, "bfly-auto")) add(gen::choose_sample_spec(K, type, auto_options()));
     }
   }
   return specs;
@@ -464,7 +464,7 @@ class Bench {
       }
     }
     if (wanted(o_, "bfly-auto")) {
-      const KernelSpec chosen = rt::Sampler::choose_spec(K, type, auto_options());
+      const KernelSpec chosen = gen::choose_sample_spec(K, type, auto_options());
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
                               sampler_.sample(weights(i), M, K, ld, out, seed, stream_);
@@ -569,7 +569,7 @@ void print_table(const std::vector<Row>& rows, const std::string& type, double r
     }
     fmt::print("\n");
   }
-  // The minimum over K per algorithm (the issue's goal: >= 0.85 for bfly at every K in [16, 4096]).
+  // The minimum over K per algorithm (the goal: >= 0.85 for bfly at every K in [16, 4096]).
   fmt::print("{:>6}", "min");
   for (const auto& a : algorithms) {
     double worst = 1e30;

@@ -41,7 +41,7 @@ def main():
     parser.add_argument("sampling_csv")
     parser.add_argument("--peers", help="peers.py's CSV")
     parser.add_argument("--out-dir", default=None, help="default: the folder of the sampling CSV")
-    parser.add_argument("--goal", type=float, default=0.85, help="horizontal line: the issue's goal")
+    parser.add_argument("--goal", type=float, default=0.85, help="horizontal line: the goal")
     args = parser.parse_args()
 
     rows = read_rows(args.sampling_csv)

@@ -1,4 +1,4 @@
-// The plain reference sampler of DESIGN.md section 6 (prefix sums in long double, smallest j with u' < P[j]),
+// The plain reference sampler of docs/DESIGN.md section 6 (prefix sums in long double, smallest j with u' < P[j]),
 // the draw-for-draw comparison of a kernel's output against it, and the seed of the tests' random inputs.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Draw for draw: the generated source of every draw-test spec, run on the CPU, against the reference sampler
-// given the same uniforms (DESIGN.md section 6, test level 2).
+// given the same uniforms (docs/DESIGN.md section 6, test level 2).
 #include "cpu_kernels.hpp"
 #include "reference_sampler.hpp"
 
@@ -89,7 +89,7 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
     const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
     std::vector<int> out(static_cast<std::size_t>(kRows), kPoison);
     unsigned long long invalid[2] = {0, ~0ull};
-    bfly::test::run_on_cpu(kernel, w.data(), kRows, ld, out.data(), invalid, seed, iteration);
+    bfly::test::run_on_cpu(kernel, {w.data(), kRows, ld, out.data(), invalid, seed, iteration});
 
     long long expected_invalid = 0, first_invalid = -1, boundary = 0;
     for (long long row = 0; row < kRows; ++row) {

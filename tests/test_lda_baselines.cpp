@@ -80,8 +80,8 @@ Run<T> run(const CpuLdaBaselineKernel& kernel, const Corpus<T>& c) {
   Run<T> r;
   r.z.assign(c.words.size(), kPoison);
   r.p.assign(static_cast<std::size_t>(kDocs * c.K), std::numeric_limits<T>::quiet_NaN());
-  kernel.launch(c.theta.data(), c.ld_theta, c.phi.data(), c.ld_phi, c.offsets.data(), c.words.data(), r.z.data(),
-                kDocs, r.p.data(), r.invalid, c.seed, c.iteration);
+  run_on_cpu(kernel, {c.theta.data(), c.ld_theta, c.phi.data(), c.ld_phi, c.offsets.data(), c.words.data(), r.z.data(),
+                kDocs, r.p.data(), r.invalid, c.seed, c.iteration});
   return r;
 }
 

@@ -50,8 +50,8 @@ void check_lda_kernel(const CpuLdaKernel& kernel, long long& tokens_checked, lon
   unsigned long long invalid[2] = {0, ~0ull};
   const unsigned long long seed = rng();
   const unsigned int iteration = static_cast<unsigned int>(rng() % 100);
-  kernel.launch(theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), z.data(), kDocs, invalid,
-                seed, iteration);
+  run_on_cpu(kernel, {theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), z.data(), kDocs, invalid,
+                seed, iteration});
 
   long long expected_invalid = 0, boundary = 0;
   std::vector<T> weights(static_cast<std::size_t>(K));

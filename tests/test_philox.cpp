@@ -30,7 +30,7 @@ TEST(Philox, UniformsStayBelowOne) {
   EXPECT_LT(bfly::uniform_from_bits(0xffffffffu, 0.0f), 1.0f);
   EXPECT_LT(bfly::uniform_from_bits(0xffffffffu, 0.0), 1.0);
   EXPECT_EQ(bfly::uniform_from_bits(0x80000000u, 0.0), 0.5);
-  // The counter layout of DESIGN.md section 5: (index lo, index hi, draw, iteration), key (seed lo, seed hi).
+  // The counter layout of docs/DESIGN.md section 5: (index lo, index hi, draw, iteration), key (seed lo, seed hi).
   const bfly::Philox4x32 direct = bfly::philox4x32_10({{5u, 1u, 2u, 3u}}, 7u, 9u);
   EXPECT_EQ(bfly::philox_bits((9ull << 32) | 7u, (1ull << 32) | 5u, 2u, 3u), direct.v[0]);
 }

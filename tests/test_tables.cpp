@@ -1,4 +1,4 @@
-// Table layouts: the generated build, run on symbolic entries on the CPU, equals DESIGN.md section 4 for every
+// Table layouts: the generated build, run on symbolic entries on the CPU, equals docs/DESIGN.md section 4 for every
 // W and variant, and the paper's Figures 4 and 8 (clean copies from the PPoPP'17 slides) for W = 16.
 #include "bfly/cpu/table_kernels.hpp"
 
@@ -17,7 +17,7 @@ std::vector<bfly::Sym> built_table(int W, Variant variant) {
   return table;
 }
 
-// DESIGN.md section 4: row i, lane j holds L_y^w with m = i xor (i + 1), k = m >> 1, L = (i & ~m) + (j & m),
+// docs/DESIGN.md section 4: row i, lane j holds L_y^w with m = i xor (i + 1), k = m >> 1, L = (i & ~m) + (j & m),
 // w = y + k, y = j & ~m (swap) or j & ~k (addsub).
 bfly::Sym formula(int i, int j, Variant variant) {
   const int m = i ^ (i + 1), k = m >> 1;

@@ -247,7 +247,7 @@ void precompile(const Options& o) {
       const auto element = type == "f32" ? bfly::gen::ElementType::f32 : bfly::gen::ElementType::f64;
       for (const bfly::rt::LdaZOptions& config : bfly_configs(o)) {
         try {
-          const bfly::gen::KernelSpec spec = bfly::rt::LdaZStep::choose_spec(K, element, config);
+          const bfly::gen::KernelSpec spec = bfly::gen::choose_lda_z_spec(K, element, config);
           if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
         } catch (const std::exception&) {
         }
@@ -317,7 +317,7 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const s
       bfly::gen::KernelSpec spec;
       std::optional<bfly::rt::LdaZStep> step;
       try {
-        spec = bfly::rt::LdaZStep::choose_spec(K, element, config);
+        spec = bfly::gen::choose_lda_z_spec(K, element, config);
         if (std::find(seen.begin(), seen.end(), bfly::gen::kernel_name(spec)) != seen.end()) continue;
         seen.push_back(bfly::gen::kernel_name(spec));
         bfly::rt::LdaZOptions timed = config;

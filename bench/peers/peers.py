@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What users would pick instead of bfly, timed on the shapes bfly-bench uses (DESIGN.md section 8, issue 5).
+"""What users would pick instead of bfly, timed on the shapes bfly-bench uses (docs/DESIGN.md section 8).
 
 For each element type and K: M = ceil(min_bytes / (K * itemsize)) rows of fresh random weights in [0.01, 1),
 two input buffers (alternated, so that L2 cannot serve a run from the previous one), one draw per row:

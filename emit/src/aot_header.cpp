@@ -1,15 +1,22 @@
-// The ahead-of-time header of `bfly-gen generate` (see aot_header.hpp).
+// The ahead-of-time header of `bfly-gen generate` (see aot_header.hpp): every part that depends on the kernel's
+// arguments (the launch function's parameters, its checks, the usage comment) is derived from the kernel family.
 #include "bfly/emit/aot_header.hpp"
 
-#include "bfly/error.hpp"
 #include "bfly/emit/generate.hpp"
+#include "bfly/error.hpp"
+#include "bfly/spec/kernel_family.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace bfly::cli {
 namespace {
+
+using gen::ArgRole;
+using gen::KernelArg;
+using gen::KernelFamily;
 
 std::string guard_macro(const std::string& kernel_name) {
   std::string guard;
@@ -17,104 +24,130 @@ std::string guard_macro(const std::string& kernel_name) {
   return guard + "_CUH";
 }
 
-// What differs between operations: the launch function's parameters, the rows its grid covers, its checks,
-// and how the usage comment describes the arguments. `T` is the CUDA element type.
-struct LaunchAbi {
-  std::string parameters;  // of the launch function, before `cudaStream_t stream`
-  std::string arguments;   // passed on to the kernel
-  std::string rows;        // one thread per: M rows, or D documents
-  std::string bad_shape;   // condition for cudaErrorInvalidValue, checked even when rows == 0 (as the Sampler does)
-  std::string checks;      // lines returning cudaErrorInvalidValue, once rows > 0
-  std::string usage;       // the argument list and its explanation, for the comment at the top
-};
-
-LaunchAbi launch_abi(const gen::KernelSpec& spec) {
-  const std::string_view T = gen::cuda_type(spec.type);
-  if (gen::is_lda(spec.operation)) {
-    return LaunchAbi{
-        fmt::format("const {0}* theta, long long ld_theta, const {0}* phi, long long ld_phi,\n"
-                    "    const long long* doc_offsets, const int* words, int* z, long long D,\n"
-                    "    unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration",
-                    T),
-        "theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, invalid_tokens, seed, iteration",
-        "D",
-        fmt::format("D < 0 || ld_theta < {0} || ld_phi < {0}", spec.K),
-        "  if (theta == nullptr || phi == nullptr || doc_offsets == nullptr || words == nullptr || z == nullptr)\n"
-        "    return cudaErrorInvalidValue;\n",
-        fmt::format(
-            "//   cudaError_t status = {name}_launch(\n"
-            "//       theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, invalid_tokens, seed, iteration, stream);\n"
-            "//\n"
-            "//   theta         device array, D rows of K = {K} {T} topic weights per document (row stride ld_theta)\n"
-            "//   phi           device array, one row of K {T} weights per word (row stride ld_phi)\n"
-            "//   doc_offsets   D + 1 offsets: the tokens of document m are doc_offsets[m] .. doc_offsets[m + 1] - 1\n"
-            "//   words, z      the word of each token, and the topic drawn for it (-1 when theta[doc] * phi[word] has\n"
-            "//                 no positive total or an unusable weight)\n"
-            "//   invalid_tokens  nullptr, or two device counters preset to {{0, ~0ull}}: the kernel adds the number\n"
-            "//                 of invalid tokens to [0] and lowers [1] to the first one\n"
-            "//   seed, iteration  the uniform of token t comes from Philox4x32-10 keyed by seed, counter (t, iteration)\n",
-            fmt::arg("name", gen::kernel_name(spec)), fmt::arg("K", spec.K), fmt::arg("T", T))};
+// "const float* weights, long long M, ...", wrapped at 116 columns, continuation lines indented by 4.
+std::string launch_parameters(const KernelFamily& family, gen::ElementType type) {
+  std::string out = "    ";
+  std::size_t line_start = 0;
+  for (const KernelArg& arg : family.args) {
+    const std::string parameter = gen::c_type(arg.type, type) + " " + std::string(arg.name) + ",";
+    if (out.size() > 4 && out.size() - line_start + 1 + parameter.size() > 116) {
+      out += "\n    ";
+      line_start = out.size() - 4;
+    } else if (out.size() > 4) {
+      out += " ";
+    }
+    out += parameter;
   }
-  return LaunchAbi{
-      fmt::format("const {}* weights, long long M, long long ld, int* out,\n"
-                  "    unsigned long long* invalid_rows, unsigned long long seed, unsigned int iteration",
-                  T),
-      "weights, M, ld, out, invalid_rows, seed, iteration",
-      "M",
-      fmt::format("M < 0 || ld < {}", spec.K),
-      "  if (weights == nullptr || out == nullptr) return cudaErrorInvalidValue;\n",
-      fmt::format(
-          "//   cudaError_t status = {name}_launch(\n"
-          "//       weights, M, ld, out, invalid_rows, seed, iteration, stream);\n"
-          "//\n"
-          "//   weights       device array, M rows of K = {K} {T} weights, row r at weights + r * ld (ld >= K)\n"
-          "//   out           device array of M ints: the category drawn for each row, or -1 for an invalid row (a\n"
-          "//                 negative, NaN or infinite weight, or a zero total)\n"
-          "//   invalid_rows  nullptr, or two device counters preset to {{0, ~0ull}}: the kernel adds the number of\n"
-          "//                 invalid rows to [0] and lowers [1] to the first invalid row\n"
-          "//   seed, iteration  the uniform of row r comes from Philox4x32-10 keyed by seed, counter (r, iteration):\n"
-          "//                 the same arguments give the same draws, whatever the launch configuration\n",
-          fmt::arg("name", gen::kernel_name(spec)), fmt::arg("K", spec.K), fmt::arg("T", T))};
+  return out;
 }
 
-std::string usage_comment(const gen::KernelSpec& spec, const LaunchAbi& abi, const gen::LaunchGeometry& g) {
-  return fmt::format(
+std::string argument_names(const KernelFamily& family) {
+  std::string out;
+  for (const KernelArg& arg : family.args) out += (out.empty() ? "" : ", ") + std::string(arg.name);
+  return out;
+}
+
+// Word-wraps `text` into comment lines of at most 116 columns: the first after `first`, the rest after `rest`.
+std::string comment_block(std::string_view first, std::string_view rest, std::string_view text) {
+  std::string out, line(first);
+  bool empty = true;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!empty && line.size() + 1 + word.size() > 116) {
+      out += line + "\n";
+      line = std::string(rest);
+      empty = true;
+    }
+    line += (empty ? "" : " ") + std::string(word);
+    empty = false;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// The checks the roles imply: a negative item count or a row stride below K is cudaErrorInvalidValue whatever the
+// item count (as the runtime checks it); a null input, output or scratch array only when there is work.
+std::string shape_condition(const KernelFamily& family, int K) {
+  std::string condition;
+  for (const KernelArg& arg : family.args) {
+    std::string part;
+    if (arg.role == ArgRole::items) part = fmt::format("{} < 0", arg.name);
+    if (arg.role == ArgRole::row_stride) part = fmt::format("{} < {}", arg.name, K);
+    if (!part.empty()) condition += (condition.empty() ? "" : " || ") + part;
+  }
+  return condition;
+}
+
+std::string null_checks(const KernelFamily& family) {
+  std::string condition;
+  for (const KernelArg& arg : family.args)
+    if (arg.role == ArgRole::input || arg.role == ArgRole::output || arg.role == ArgRole::scratch)
+      condition += (condition.empty() ? "" : " || ") + fmt::format("{} == nullptr", arg.name);
+  if (condition.empty()) return {};
+  return condition.size() <= 80 ? fmt::format("  if ({}) return cudaErrorInvalidValue;\n", condition)
+                                : fmt::format("  if ({})\n    return cudaErrorInvalidValue;\n", condition);
+}
+
+std::string usage_comment(const gen::Source& source, const gen::KernelSpec& spec, const KernelFamily& family) {
+  const gen::LaunchGeometry& g = source.geometry;
+  const std::string_view items = family.arg(ArgRole::items).name;
+  std::string text = fmt::format(
       "// {name}: ahead-of-time header written by bfly-gen (bfly {version}).\n"
       "// Do not edit; regenerate with\n"
       "//   bfly-gen generate --operation {operation} --K {K} --W {W} --remnant {R} --type {type} --variant {variant} "
       "-o FILE\n"
       "//\n"
+      "{about}"
       "// Use: include this file in one .cu file of an nvcc build (the kernel is an extern \"C\" symbol, so a second\n"
       "// translation unit that includes it would define it again), then call\n"
       "//\n"
-      "{usage}"
-      "//\n"
-      "// The launch function returns cudaErrorInvalidValue for bad arguments, cudaSuccess without launching when\n"
-      "// {rows} == 0, and otherwise the status of the launch ({threads} threads per CTA, one {unit} per {per}). It\n"
-      "// does not synchronize. It is defined only under nvcc (__CUDACC__): compiled as C++ after\n"
-      "// bfly/lockstep.hpp, this file runs the same kernel on the CPU instead.\n",
-      fmt::arg("name", gen::kernel_name(spec)), fmt::arg("operation", gen::name_of(spec.operation)),
+      "//   cudaError_t status = {name}_launch(\n"
+      "//       {arguments}, stream);\n"
+      "//\n",
+      fmt::arg("name", source.kernel_name), fmt::arg("operation", gen::name_of(spec.operation)),
       fmt::arg("K", spec.K), fmt::arg("W", spec.W), fmt::arg("R", spec.R), fmt::arg("type", gen::name_of(spec.type)),
       fmt::arg("variant", gen::name_of(spec.variant)), fmt::arg("version", gen::bfly_version()),
-      fmt::arg("usage", abi.usage), fmt::arg("rows", abi.rows), fmt::arg("threads", g.threads_per_cta),
-      fmt::arg("unit", abi.rows == "D" ? "document" : "row"),
-      fmt::arg("per", g.rows_per_cta == g.threads_per_cta ? "thread" : "group of W threads"));
+      fmt::arg("about", comment_block("// ", "// ",
+                                      fmt::format("The {} kernel {} (K = {}, {}).", family.name, family.summary,
+                                                  spec.K, gen::name_of(spec.type)))),
+      fmt::arg("arguments", argument_names(family)));
+  std::size_t width = 0;
+  for (const KernelArg& arg : family.args) width = std::max(width, arg.name.size());
+  for (const KernelArg& arg : family.args)
+    text += comment_block(fmt::format("//   {:<{}}  ", arg.name, width), fmt::format("//   {:<{}}  ", "", width),
+                          arg.doc);
+  text += "//\n";
+  text += comment_block(
+      "// ", "// ",
+      fmt::format("The launch function returns cudaErrorInvalidValue for bad arguments, cudaSuccess without launching "
+                  "when {items} == 0, and otherwise the status of the launch: {threads} threads per CTA, {per_cta} "
+                  "{item}s per CTA, ceil({items} / {per_cta}) CTAs. It does not synchronize. A launch of the kernel "
+                  "by other means must keep this shape: the kernel traps (__trap) when its block size differs or its "
+                  "grid is too small, rather than leave {item}s unwritten. The function is defined only under nvcc "
+                  "(__CUDACC__): compiled as C++ after bfly/lockstep.hpp, this file runs the same kernel on the CPU.",
+                  fmt::arg("items", items), fmt::arg("threads", g.threads_per_cta),
+                  fmt::arg("per_cta", g.rows_per_cta), fmt::arg("item", family.item)));
+  return text;
 }
 
-std::string launch_function(const std::string& name, const LaunchAbi& abi, const gen::LaunchGeometry& g) {
+std::string launch_function(const gen::Source& source, const gen::KernelSpec& spec, const KernelFamily& family) {
+  const gen::LaunchGeometry& g = source.geometry;
+  const std::string_view items = family.arg(ArgRole::items).name;
   return fmt::format(
       "#ifdef __CUDACC__\n"
       "// Launches {name} on `stream` (see the comment at the top of this file).\n"
       "inline cudaError_t {name}_launch(\n"
-      "    {parameters},\n"
+      "{parameters}\n"
       "    cudaStream_t stream = 0) {{\n"
-      "  constexpr long long kThreadsPerCta = {threads};  // one {unit} per {per}\n"
-      "  constexpr long long k{Units}PerCta = {per_cta};\n"
+      "  constexpr long long kThreadsPerCta = {threads};\n"
+      "  constexpr long long kItemsPerCta = {per_cta};  // {item}s per CTA\n"
       "  constexpr long long kMaxGrid = 2147483647;  // gridDim.x limit\n"
       "  if ({bad_shape}) return cudaErrorInvalidValue;\n"
-      "  if ({rows} == 0) return cudaSuccess;\n"
-      "{checks}"
-      "  const long long grid = ({rows} + k{Units}PerCta - 1) / k{Units}PerCta;\n"
+      "  if ({items} == 0) return cudaSuccess;\n"
+      "{null_checks}"
+      "  const long long grid = ({items} + kItemsPerCta - 1) / kItemsPerCta;\n"
       "  if (grid > kMaxGrid) return cudaErrorInvalidValue;\n"
       "  const dim3 grid_dim(static_cast<unsigned int>(grid)), block_dim(static_cast<unsigned int>(kThreadsPerCta));\n"
       "  {name}<<<grid_dim, block_dim, 0, stream>>>(\n"
@@ -122,22 +155,20 @@ std::string launch_function(const std::string& name, const LaunchAbi& abi, const
       "  return cudaGetLastError();\n"
       "}}\n"
       "#endif  // __CUDACC__\n",
-      fmt::arg("name", name), fmt::arg("parameters", abi.parameters), fmt::arg("arguments", abi.arguments),
-      fmt::arg("rows", abi.rows), fmt::arg("bad_shape", abi.bad_shape), fmt::arg("checks", abi.checks),
-      fmt::arg("threads", g.threads_per_cta), fmt::arg("unit", abi.rows == "D" ? "document" : "row"),
-      fmt::arg("per", g.rows_per_cta == g.threads_per_cta ? "thread" : "group of W threads"),
-      fmt::arg("Units", abi.rows == "D" ? "Documents" : "Rows"), fmt::arg("per_cta", g.rows_per_cta));
+      fmt::arg("name", source.kernel_name), fmt::arg("parameters", launch_parameters(family, spec.type)),
+      fmt::arg("threads", g.threads_per_cta), fmt::arg("per_cta", g.rows_per_cta), fmt::arg("item", family.item),
+      fmt::arg("bad_shape", shape_condition(family, spec.K)), fmt::arg("items", items),
+      fmt::arg("null_checks", null_checks(family)), fmt::arg("arguments", argument_names(family)));
 }
 
 }  // namespace
 
 std::string aot_header(const gen::KernelSpec& spec) {
   const gen::Source source = gen::generate(spec);
-  const gen::LaunchGeometry geometry = gen::launch_geometry(spec);
-  const LaunchAbi abi = launch_abi(spec);
+  const KernelFamily& family = gen::family(source.family);
   const std::string guard = guard_macro(source.kernel_name);
-  return fmt::format("{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n", usage_comment(spec, abi, geometry), guard,
-                     guard, gen::inline_headers(source), launch_function(source.kernel_name, abi, geometry), guard);
+  return fmt::format("{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n", usage_comment(source, spec, family), guard,
+                     guard, gen::inline_headers(source), launch_function(source, spec, family), guard);
 }
 
 }  // namespace bfly::cli

@@ -1,6 +1,8 @@
 // The emitters of the sample kernel: constants, table build, loads, searches and the two passes.
 #include "emitters.hpp"
 
+#include "bfly/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -68,7 +70,7 @@ void build_table(int W, Variant variant, CodeWriter& w) {
   else
     w.line("// Section 3 (swap, Figure 4): each butterfly turns [a b; c d] into [a c; a+b c+d].");
   w.line("// On entry a[k] of lane r is weight r of lane k's block; on exit row i of the table is a[i]:");
-  w.line("// lane j holds the sum of lane L's weights y..y+k (DESIGN.md section 4). W - 1 shuffles in all.");
+  w.line("// lane j holds the sum of lane L's weights y..y+k (docs/DESIGN.md section 4). W - 1 shuffles in all.");
   w.line("template <typename V>");
   auto body = w.scope("__device__ __forceinline__ void build_table(V (&a)[W], int r)");
   for (int b = 0, bit = 1; bit < W; ++b, bit *= 2) {
@@ -165,35 +167,89 @@ void search_block(int W, Variant variant, CodeWriter& w) {
   w.line("return lo;  // Algorithm 10 line 29: the index within the block");
 }
 
-OperationText operation_text(const KernelSpec& spec) {
+namespace {
+
+OperationText sample_text(const KernelSpec&) {
   OperationText t;
-  if (spec.operation == Operation::sample) {
-    t.remnant_element = "my_row[j]";
-    t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
-    t.prepare_block = "check_block({a}, bad)";
-    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
-    t.remnant_guard = "m < M";
-    t.check_weights = true;
-  } else if (spec.operation == Operation::lda_z_doc) {
-    t.remnant_element = "bfly::product(theta_row[j], my_phi[j])";
-    t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
-    t.prepare_block = "multiply_theta_row({a}, theta_row, {b}, r)";
-    t.load_chosen = "load_chosen_products_row(a, theta_row, phi, ld_phi, c_warp, {}, r)";
-    t.remnant_guard = "c >= 0";
-    t.check_weights = false;
-  } else {
-    t.remnant_element = "bfly::product(theta_local[j], my_phi[j])";
-    t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
-    t.prepare_block = "multiply_theta({a}, theta_local, {b})";
-    t.load_chosen = "load_chosen_products(a, theta_local, phi, ld_phi, c_warp, {}, r)";
-    t.remnant_guard = "c >= 0";
-    t.check_weights = false;
-  }
+  t.remnant_element = "my_row[j]";
+  t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
+  t.prepare_block = "check_block({a}, bad)";
+  t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
+  t.remnant_guard = "m < M";
+  t.check_weights = true;
   return t;
 }
 
+OperationText lda_z_doc_text(const KernelSpec&) {
+  OperationText t;
+  t.remnant_element = "bfly::product(theta_row[j], my_phi[j])";
+  t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
+  t.prepare_block = "multiply_theta_row({a}, theta_row, {b}, r)";
+  t.load_chosen = "load_chosen_products_row(a, theta_row, phi, ld_phi, c_warp, {}, r)";
+  t.remnant_guard = "c >= 0";
+  return t;
+}
+
+OperationText lda_z_text(const KernelSpec&) {
+  OperationText t;
+  t.remnant_element = "bfly::product(theta_local[j], my_phi[j])";
+  t.load_block = "load_phi({a}, phi, ld_phi, c_warp, {b}, r)";
+  t.prepare_block = "multiply_theta({a}, theta_local, {b})";
+  t.load_chosen = "load_chosen_products(a, theta_local, phi, ld_phi, c_warp, {}, r)";
+  t.remnant_guard = "c >= 0";
+  return t;
+}
+
+const OperationEmitters kOperationEmitters[] = {
+    {Operation::sample, "Algorithms 7-10", load_functions, "combine_bad",
+     [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); }, sample_text},
+    {Operation::lda_z, "Algorithms 7-10", lda_functions, "cache_theta",
+     [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { cache_theta(spec, w); }, lda_z_text},
+    {Operation::lda_z_doc, "Algorithms 8-10 with one document per group of W lanes", lda_doc_functions,
+     "stage_theta", stage_theta_row, lda_z_doc_text},
+};
+
+}  // namespace
+
+const OperationEmitters& operation_emitters(Operation operation) {
+  for (const OperationEmitters& entry : kOperationEmitters)
+    if (entry.operation == operation) return entry;
+  throw Error(fmt::format("no emitters for operation {}", name_of(operation)));
+}
+
+void interface_values(const KernelFamily& family, ElementType type, std::string_view kernel_name,
+                      std::string_view items_per_cta, std::map<std::string, std::string>& values) {
+  const std::string_view items = family.arg(ArgRole::items).name;
+  // The signature, wrapped at 120 columns with continuation lines indented by 4, opening the kernel's body.
+  constexpr std::size_t kWidth = 120;
+  std::string signature = std::string(kernel_name) + "(";
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < family.args.size(); ++i) {
+    const KernelArg& arg = family.args[i];
+    std::string parameter = c_type(arg.type, type) + (is_pointer(arg.type) ? " __restrict__ " : " ") +
+                            std::string(arg.name) + (i + 1 < family.args.size() ? "," : ") {");
+    if (i > 0) {
+      if (signature.size() - line_start + 1 + parameter.size() > kWidth) {
+        signature += "\n    ";
+        line_start = signature.size() - 4;
+      } else {
+        signature += " ";
+      }
+    }
+    signature += parameter;
+  }
+  values["kernel_signature"] = signature;
+  values["launch_contract"] = fmt::format(
+      "// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least\n"
+      "// ceil({0} / {1}) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave {2}s\n"
+      "// unwritten.",
+      items, items_per_cta, family.item);
+  values["launch_check"] = fmt::format("bfly::require_launch(THREADS, {}, {});  // the launch contract above",
+                                       items_per_cta, items);
+}
+
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
-  const OperationText op = operation_text(spec);
+  const OperationText op = operation_emitters(spec.operation).text(spec);
   if (spec.linear_remnant()) {
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
     w.line("T remnant_total = T(0);");
@@ -373,7 +429,7 @@ void combine_bad(int W, CodeWriter& w) {
 }
 
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
-  const OperationText op = operation_text(spec);
+  const OperationText op = operation_emitters(spec.operation).text(spec);
   if (spec.blocks() == 0) {
     w.line("// K <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).");
     auto guard = w.scope("if (valid)");

@@ -5,6 +5,7 @@
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
+#include <map>
 #include <string>
 
 namespace bfly::gen::emit {
@@ -33,7 +34,28 @@ struct OperationText {
   std::string remnant_guard;    // condition under which this lane has a row to read
   bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)
 };
-OperationText operation_text(const KernelSpec& spec);
+
+// Everything about one operation that the shared passes and generate() need, in one row per operation, so that
+// generate() dispatches through operation_emitters() rather than through chains of ifs.
+struct OperationEmitters {
+  Operation operation;
+  std::string_view algorithms;  // the header comment's "Algorithms 7-10 ..." for this operation
+  // The device functions that read this operation's weights (loads, products).
+  void (*functions)(const KernelSpec& spec, CodeWriter& w);
+  // The skeleton slot filled before the passes, and its emitter (combine_bad, cache_theta or stage_theta).
+  std::string_view prologue_slot;
+  void (*prologue)(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+  OperationText (*text)(const KernelSpec& spec);
+};
+const OperationEmitters& operation_emitters(Operation operation);
+
+// The skeleton values every generated kernel's interface takes from its family: {{kernel_signature}} (the name and
+// the parameter list, wrapped, with the body's opening brace),
+// {{launch_contract}} (the comment above the kernel) and {{launch_check}} (the trap on another launch).
+// `items_per_cta` is the constant that names the items one CTA covers (THREADS, or GROUPS for lda_z_doc).
+void interface_values(const KernelFamily& family, ElementType type, std::string_view kernel_name,
+                      std::string_view items_per_cta,
+                      std::map<std::string, std::string>& values);
 
 // Algorithm 5 and Algorithm 8 lines 2-17 for lda_z: theta cached per lane (transposed), products formed in
 // registers from theta_local and phi rows gathered with transposed access.

@@ -4,6 +4,7 @@
 #include "bfly/emit/embedded_templates.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/lda_baseline.hpp"
+#include "emitters.hpp"
 #include "template_fill.hpp"
 
 #include <fmt/format.h>
@@ -15,8 +16,6 @@
 namespace bfly::gen {
 namespace {
 
-constexpr std::string_view kAlg1Skeleton = "bfly/lda_alg1_kernel.skeleton.cuh";
-constexpr std::string_view kAlg4Skeleton = "bfly/lda_alg4_kernel.skeleton.cuh";
 
 std::string header_comment(const LdaBaselineSpec& spec, const std::string& name) {
   CodeWriter w;
@@ -75,7 +74,7 @@ void search_functions(CodeWriter& w) {
   }
   w.blank();
   w.line("// Algorithm 3's u' = sum * u, u the uniform of token t that bfly's kernels use too: Philox(seed; t, 0,");
-  w.line("// iteration) (DESIGN.md section 5). Kept below sum whatever the rounding.");
+  w.line("// iteration) (docs/DESIGN.md section 5). Kept below sum whatever the rounding.");
   {
     auto body = w.scope(
         "__device__ __forceinline__ T token_target(unsigned long long seed, long long token, unsigned int iteration, "
@@ -178,17 +177,17 @@ Source generate_lda_baseline(const LdaBaselineSpec& spec) {
       {"constants", without_trailing_newline(constant_lines.text())},
       {"device_functions", without_trailing_newline(functions.text())},
       {"threads_per_cta", std::to_string(launch_geometry(spec).threads_per_cta)},
-      {"kernel_name", name},
-      {"element_type", std::string(cuda_type(spec.type))},
   };
+  emit::interface_values(family_of(spec), spec.type, name, "THREADS", values);
   if (alg4) {
     values["remnant"] = without_trailing_newline(alg4_remnant(spec));
     values["blocks"] = without_trailing_newline(alg4_blocks(spec));
   }
-  const std::string_view skeleton = alg4 ? kAlg4Skeleton : kAlg1Skeleton;
+  const std::string_view skeleton = family_of(spec).skeleton;
   Source source;
   source.kernel_name = name;
   source.description = describe(spec);
+  source.type = spec.type;
   source.family = family_of(spec).name;
   source.geometry = launch_geometry(spec);
   source.text = fill_template(skeleton, template_source(skeleton), values);

@@ -91,18 +91,31 @@ std::pair<long long, long long> read_counters(CUdeviceptr counters, CUstream str
   return {static_cast<long long>(result[0]), result[0] == 0 ? -1ll : static_cast<long long>(result[1])};
 }
 
-void launch_rows(const Kernel& kernel, long long M, CUstream stream, void** arguments) {
-  const long long grid = kernel.geometry.grid_for_rows(M);
-  if (grid > INT_MAX) {
-    throw Error(fmt::format("M = {} rows need {} CTAs of {} threads, more than a grid holds ({}); "
-                            "split the batch",
-                            M, grid, kernel.geometry.threads_per_cta, INT_MAX));
+void launch(CUfunction function, std::string_view name, const LaunchShape& shape, gen::PackedArgs& args,
+            CUstream stream) {
+  if (shape.grid_x < 1 || shape.grid_x > INT_MAX) {
+    throw Error(fmt::format("{}: a grid of {} CTAs of {} threads is not launchable (1 .. {}); split the work", name,
+                            shape.grid_x, shape.block_x * shape.block_y, INT_MAX));
   }
-  check(driver().LaunchKernel(kernel.function, static_cast<unsigned>(grid), 1, 1,
-                              static_cast<unsigned>(kernel.geometry.threads_per_cta), 1, 1, 0, stream, arguments,
-                              nullptr),
-        fmt::format("cuLaunchKernel({}, {} CTAs of {} threads)", kernel.name, grid,
-                    kernel.geometry.threads_per_cta));
+  check(driver().LaunchKernel(function, static_cast<unsigned>(shape.grid_x), shape.grid_y, 1, shape.block_x,
+                              shape.block_y, 1, shape.shared_bytes, stream, args.data(), nullptr),
+        fmt::format("cuLaunchKernel({}, {} x {} CTAs of {} x {} threads)", name, shape.grid_x, shape.grid_y,
+                    shape.block_x, shape.block_y));
+}
+
+void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream) {
+  const long long items = args.items();
+  if (items == 0) return;
+  const gen::LaunchGeometry& g = kernel.geometry;
+  LaunchShape shape;
+  shape.grid_x = g.grid_for_rows(items);
+  shape.block_x = static_cast<unsigned>(g.threads_per_cta);
+  if (shape.grid_x > INT_MAX) {
+    throw Error(fmt::format("{} = {} {}s need {} CTAs of {} threads, more than a grid holds ({}); split the batch",
+                            args.family().arg(gen::ArgRole::items).name, items, args.family().item, shape.grid_x,
+                            g.threads_per_cta, INT_MAX));
+  }
+  launch(kernel.function, kernel.name, shape, args, stream);
 }
 
 }  // namespace bfly::rt

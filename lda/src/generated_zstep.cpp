@@ -1,7 +1,7 @@
 // GeneratedCpuZStep: the compiled generated lda_z kernels (see generated_zstep.hpp) behind the ZStep interface.
 #include "bfly/lda/generated_zstep.hpp"
 
-#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_args.hpp"
 #include "bfly/lda/reference.hpp"
 
 #include <fmt/format.h>
@@ -20,22 +20,23 @@ const CompiledZKernel* find_compiled_z_kernel(const gen::KernelSpec& spec) {
 
 std::string compiled_z_kernel_names() {
   std::string names;
-  for (const CompiledZKernel& kernel : compiled_z_kernels()) names += (names.empty() ? "" : ", ") + std::string(kernel.name);
+  for (const CompiledZKernel& kernel : compiled_z_kernels())
+    names += (names.empty() ? "" : ", ") + std::string(kernel.kernel.name);
   return names.empty() ? std::string("none") : names;
 }
 
 template <typename T>
 GeneratedCpuZStep<T>::GeneratedCpuZStep(const CompiledZKernel& kernel, int threads)
     : kernel_(&kernel), threads_(resolve_threads(threads)) {
-  const gen::ElementType type = std::is_same_v<T, float> ? gen::ElementType::f32 : gen::ElementType::f64;
+  const gen::ElementType type = gen::element_type_of<T>;
   if (kernel.spec.type != type)
     throw Error(fmt::format("GeneratedCpuZStep: the kernel {} draws from {} weights, this z-step is for {}",
-                            kernel.name, gen::name_of(kernel.spec.type), gen::name_of(type)));
+                            kernel.kernel.name, gen::name_of(kernel.spec.type), gen::name_of(type)));
 }
 
 template <typename T>
 std::string GeneratedCpuZStep<T>::name() const {
-  return fmt::format("cpu {} (bfly/lockstep.hpp, {} thread{})", kernel_->name, threads_, threads_ == 1 ? "" : "s");
+  return fmt::format("cpu {} (bfly/lockstep.hpp, {} thread{})", kernel_->kernel.name, threads_, threads_ == 1 ? "" : "s");
 }
 
 template <typename T>
@@ -44,7 +45,7 @@ ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<con
   const std::int64_t D = corpus.num_docs();
   if (K != kernel_->spec.K)
     throw Error(fmt::format("GeneratedCpuZStep::run: K = {}, but the kernel {} is generated for K = {}", K,
-                            kernel_->name, kernel_->spec.K));
+                            kernel_->kernel.name, kernel_->spec.K));
   if (theta.size() != static_cast<std::size_t>(D) * K || phi.size() != static_cast<std::size_t>(corpus.vocab_size()) * K ||
       z.size() != static_cast<std::size_t>(corpus.num_tokens()))
     throw Error(fmt::format("GeneratedCpuZStep::run: sizes do not match the corpus (D = {}, V = {}, tokens = {}, "
@@ -52,16 +53,14 @@ ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<con
                             D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
   ZStepReport report;
   if (D == 0) return report;
-  const gen::LaunchGeometry geometry = gen::launch_geometry(kernel_->spec);
-  const long long ctas = geometry.grid_for_rows(D);
-  if (ctas > std::numeric_limits<int>::max())
-    throw Error(fmt::format("GeneratedCpuZStep::run: {} documents need {} CTAs, more than a grid holds", D, ctas));
   static_assert(sizeof(long long) == sizeof(std::int64_t) && sizeof(int) == sizeof(std::int32_t));
   unsigned long long invalid[2] = {0, ~0ull};  // the kernel's counters: invalid tokens, first invalid token
-  kernel_->launch(threads_, ctas, geometry.threads_per_cta, theta.data(), K, phi.data(), K,
-                  reinterpret_cast<const long long*>(corpus.doc_offsets.data()),
-                  reinterpret_cast<const int*>(corpus.words.data()), reinterpret_cast<int*>(z.data()), D, invalid,
-                  seed, iteration);
+  gen::PackedArgs args(gen::family(kernel_->kernel.family), kernel_->spec.type, "GeneratedCpuZStep::run",
+                       {theta.data(), K, phi.data(), K, reinterpret_cast<const long long*>(corpus.doc_offsets.data()),
+                        reinterpret_cast<const int*>(corpus.words.data()), reinterpret_cast<int*>(z.data()), D, invalid,
+                        seed, iteration},
+                       K);
+  cpu::run(kernel_->kernel, args, threads_);
   report.invalid_tokens = static_cast<std::int64_t>(invalid[0]);
   if (report.invalid_tokens > 0) report.first_invalid = static_cast<std::int64_t>(invalid[1]);
   return report;

@@ -52,7 +52,7 @@ class GpuEngine final : public IterationEngine<T> {
     const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
     z_options_.mean_document_length = mean_document_length(corpus);  // the kernel's W depends on it
     zstep_ = rt::LdaZStep(z_options_);
-    name_ = fmt::format("gpu {}", gen::kernel_name(rt::LdaZStep::choose_spec(K, type, z_options_)));
+    name_ = fmt::format("gpu {}", gen::kernel_name(gen::choose_lda_z_spec(K, type, z_options_)));
     const std::size_t D = static_cast<std::size_t>(corpus.num_docs()), V = static_cast<std::size_t>(corpus.vocab_size());
     const std::size_t tokens = static_cast<std::size_t>(corpus.num_tokens());
     static_assert(sizeof(long long) == sizeof(std::int64_t) && sizeof(int) == sizeof(std::int32_t));
@@ -139,7 +139,7 @@ gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options, double mean_d
   const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
   rt::LdaZOptions z = z_options(options);
   z.mean_document_length = mean_document_length;
-  return rt::LdaZStep::choose_spec(K, type, z);
+  return gen::choose_lda_z_spec(K, type, z);
 }
 
 double mean_document_length(const Corpus& corpus) {

@@ -1,8 +1,6 @@
 // LdaBaselineStep: the generated LDA baseline through the cache, argument checks, and its launch.
 #include "bfly/ops/lda_baseline_step.hpp"
 
-#include "lda_arguments.hpp"
-
 #include "bfly/error.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/jit/cache.hpp"
@@ -38,26 +36,14 @@ void LdaBaselineStep::run_typed(const T* theta, long long ld_theta, const T* phi
                                 const long long* doc_offsets, const int* words, int* z, long long D, T* p,
                                 std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
                                 unsigned long long* invalid_tokens) {
-  const std::string& name = kernel_name();
-  const gen::ElementType type = std::is_same_v<T, float> ? gen::ElementType::f32 : gen::ElementType::f64;
+  const gen::ElementType type = gen::element_type_of<T>;
   if (type != spec_.type)
-    throw Error(fmt::format("LdaBaselineStep::run: {} is built for {}, called with {} arrays", name,
+    throw Error(fmt::format("LdaBaselineStep::run: {} is built for {}, called with {} arrays", kernel_name(),
                             gen::name_of(spec_.type), gen::name_of(type)));
-  check_lda_shape("LdaBaselineStep::run", spec_.K, ld_theta, ld_phi, D);
-  if (D == 0) return;
-  check_lda_pointers("LdaBaselineStep::run", D,
-                     {{theta, "theta"}, {phi, "phi"}, {doc_offsets, "doc_offsets"}, {words, "words"}, {z, "z"},
-                      {p, "p"}});
-
-  const auto device = [](const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); };
-  CUdeviceptr theta_arg = device(theta), phi_arg = device(phi), offsets_arg = device(doc_offsets),
-              words_arg = device(words), z_arg = device(z), p_arg = device(p), invalid_arg = device(invalid_tokens);
-  long long ld_theta_arg = ld_theta, ld_phi_arg = ld_phi, d_arg = D;
-  unsigned long long seed_arg = seed;
-  unsigned int iteration_arg = iteration;
-  void* arguments[] = {&theta_arg, &ld_theta_arg, &phi_arg, &ld_phi_arg,  &offsets_arg,   &words_arg,
-                       &z_arg,     &d_arg,        &p_arg,   &invalid_arg, &seed_arg,      &iteration_arg};
-  launch_rows(state_->kernel, D, stream, arguments);
+  gen::PackedArgs args(gen::family_of(spec_), type, "LdaBaselineStep::run",
+                       {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, p, invalid_tokens, seed, iteration},
+                       spec_.K);
+  launch(state_->kernel, args, stream);
 }
 
 void LdaBaselineStep::run(const float* theta, long long ld_theta, const float* phi, long long ld_phi,

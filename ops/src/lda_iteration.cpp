@@ -26,18 +26,27 @@ constexpr long long kRowsPerChunk = 256;   // rows per column-sum partial (Diric
 // count (H100, K = 1024 f32: the theta kernel took 0.65 ms, the phi kernel 0.28 ms; bench/lda/NOTES.md).
 constexpr int kCountTerms = 1024;
 
-CUfunction function(const Module& module, const std::string& name) {
-  CUfunction f = nullptr;
-  check(driver().ModuleGetFunction(&f, module.get(), name.c_str()), fmt::format("cuModuleGetFunction({})", name));
-  return f;
-}
+// One entry point of the iteration module, with its description (for packing its arguments).
+struct Entry {
+  const gen::IterationKernel* kernel = nullptr;
+  CUfunction function = nullptr;
+  std::string name;
 
-void launch(CUfunction f, const char* name, long long grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
-            unsigned shared, CUstream stream, void** arguments) {
-  if (grid_x < 1) grid_x = 1;
-  check(driver().LaunchKernel(f, static_cast<unsigned>(grid_x), grid_y, 1, block_x, block_y, 1, shared, stream,
-                              arguments, nullptr),
-        fmt::format("cuLaunchKernel({}, {} x {} CTAs)", name, grid_x, grid_y));
+  Entry() = default;
+  Entry(const Module& module, std::string_view family, gen::ElementType type)
+      : kernel(&gen::lda_iteration_kernel(family)), name(kernel->name(type)) {
+    check(driver().ModuleGetFunction(&function, module.get(), name.c_str()), fmt::format("cuModuleGetFunction({})", name));
+  }
+  // Packs `values` against the entry's arguments and launches it with `shape`.
+  void operator()(gen::ElementType type, const LaunchShape& shape, CUstream stream,
+                  std::initializer_list<gen::ArgValue> values) const {
+    gen::PackedArgs args(kernel->family, type, name, values);
+    launch(function, name, shape, args, stream);
+  }
+};
+
+LaunchShape rows_shape(long long grid, unsigned threads, unsigned shared = 0) {
+  return LaunchShape{std::max(grid, 1ll), 1, threads, 1, shared};
 }
 
 int multiprocessors() {
@@ -50,39 +59,14 @@ int multiprocessors() {
   return std::max(count, 1);
 }
 
-template <typename T>
-CUdeviceptr ptr(T* p) {
-  return reinterpret_cast<CUdeviceptr>(p);
-}
+void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 
 }  // namespace
 
-// The one source text of the kernels of `type`: the template file and the instantiation lines that choose the
-// element type (nothing else is written here).
-gen::Source lda_iteration_source(gen::ElementType type) {
-  gen::Source source;
-  source.spec.type = type;
-  source.spec.K = 1;
-  source.spec.W = 4;
-  source.spec.R = 0;
-  source.spec.operation = gen::Operation::lda_z;
-  source.kernel_name = fmt::format("bfly_lda_iteration_{}", gen::name_of(type));
-  source.text = fmt::format(
-      "// {}: the LDA iteration kernels of bfly/lda_iteration.cuh for {} (bfly {}); made by "
-      "bfly::rt::LdaIteration, do not edit.\n"
-      "#include \"bfly/lda_iteration.cuh\"\n"
-      "BFLY_LDA_ITERATION_COMMON_KERNELS()\n"
-      "BFLY_LDA_ITERATION_TYPED_KERNELS({}, {})\n",
-      source.kernel_name, gen::name_of(type), gen::bfly_version(), gen::cuda_type(type), gen::name_of(type));
-  source.headers = {"bfly/lda_iteration.cuh", "bfly/philox.cuh"};
-  return source;
-}
-
 struct LdaIteration::State {
   std::shared_ptr<const Module> module;
-  CUfunction zero = nullptr, count = nullptr, phi_gammas = nullptr, column_partials = nullptr, lgamma_table = nullptr,
-             column_finish = nullptr, finish_ll = nullptr, theta = nullptr, phi_mean = nullptr,
-             normalize_phi = nullptr;
+  Entry zero, count, phi_gammas, column_partials, lgamma_table, column_finish, finish_ll, theta, phi_mean,
+      normalize_phi;
   DeviceBuffer doc_topic, word_topic, topic, bad, ll_partials, ll_result;
   DeviceBuffer alpha_terms, beta_terms;  // kCountTerms log-likelihood terms of each prior, made by every estimate()
   DeviceBuffer gammas, column_partial, column_sum;  // allocated on the first Dirichlet draw of phi
@@ -98,19 +82,20 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
                             "0 <= tokens < 2^31)",
                             shape.docs, shape.vocab, shape.tokens));
   State& s = *state_;
-  const CacheLookup lookup = default_cache().get(lda_iteration_source(type), default_compile_options(current_device_arch()));
+  const CacheLookup lookup =
+      default_cache().get(gen::lda_iteration_source(type), default_compile_options(current_device_arch()));
   s.module = std::make_shared<const Module>(*lookup.kernel);
-  const std::string tag(gen::name_of(type));
-  s.zero = function(*s.module, "bfly_lda_zero");
-  s.lgamma_table = function(*s.module, "bfly_lda_lgamma_table");
-  s.count = function(*s.module, "bfly_lda_count");
-  s.phi_gammas = function(*s.module, "bfly_lda_phi_gammas");
-  s.column_partials = function(*s.module, "bfly_lda_column_partials");
-  s.column_finish = function(*s.module, "bfly_lda_column_finish");
-  s.finish_ll = function(*s.module, "bfly_lda_finish_ll");
-  s.theta = function(*s.module, "bfly_lda_theta_" + tag);
-  s.phi_mean = function(*s.module, "bfly_lda_phi_mean_" + tag);
-  s.normalize_phi = function(*s.module, "bfly_lda_normalize_phi_" + tag);
+  const Module& m = *s.module;
+  s.zero = Entry(m, "bfly_lda_zero", type);
+  s.lgamma_table = Entry(m, "bfly_lda_lgamma_table", type);
+  s.count = Entry(m, "bfly_lda_count", type);
+  s.phi_gammas = Entry(m, "bfly_lda_phi_gammas", type);
+  s.column_partials = Entry(m, "bfly_lda_column_partials", type);
+  s.column_finish = Entry(m, "bfly_lda_column_finish", type);
+  s.finish_ll = Entry(m, "bfly_lda_finish_ll", type);
+  s.theta = Entry(m, "bfly_lda_theta", type);
+  s.phi_mean = Entry(m, "bfly_lda_phi_mean", type);
+  s.normalize_phi = Entry(m, "bfly_lda_normalize_phi", type);
 
   const long long K = shape.K, sms = multiprocessors();
   const long long warps_per_block = kRowThreads / 32;
@@ -145,27 +130,20 @@ void LdaIteration::count(const long long* doc_offsets, const int* words, const i
     throw Error("LdaIteration::count: doc_offsets, words and z must be device arrays (one is null)");
   const long long K = shape_.K;
   for (const auto& [buffer, n] : {std::pair{&s.doc_topic, shape_.docs * K}, std::pair{&s.word_topic, shape_.vocab * K},
-                                  std::pair{&s.topic, K}, std::pair{&s.bad, 2ll}}) {
-    CUdeviceptr data = buffer->get();
-    long long count = n;
-    void* arguments[] = {&data, &count};
-    launch(s.zero, "bfly_lda_zero", std::min((n + 255) / 256, 65536ll), 1, 256, 1, 0, stream, arguments);
-  }
+                                  std::pair{&s.topic, K}, std::pair{&s.bad, 2ll}})
+    s.zero(type_, rows_shape(std::min((n + 255) / 256, 65536ll), 256), stream, {ptr(buffer->get()), n});
   if (shape_.docs == 0) return;
-  CUdeviceptr offsets_arg = ptr(doc_offsets), words_arg = ptr(words), z_arg = ptr(z);
-  CUdeviceptr n_dk = s.doc_topic.get(), n_wk = s.word_topic.get(), n_k = s.topic.get(), bad = s.bad.get();
-  long long D = shape_.docs;
-  int K_arg = shape_.K;
-  int shared_topics = shape_.K <= kSharedTopicsMax ? 1 : 0;
-  void* arguments[] = {&offsets_arg, &words_arg, &z_arg, &D, &K_arg, &n_dk, &n_wk, &n_k, &bad, &shared_topics};
-  launch(s.count, "bfly_lda_count", s.count_grid, 1, kRowThreads, 1,
-         shared_topics ? static_cast<unsigned>(shape_.K * sizeof(int)) : 0u, stream, arguments);
+  const int shared_topics = shape_.K <= kSharedTopicsMax ? 1 : 0;
+  s.count(type_, rows_shape(s.count_grid, kRowThreads, shared_topics ? static_cast<unsigned>(K * sizeof(int)) : 0u),
+          stream,
+          {doc_offsets, words, z, shape_.docs, shape_.K, ptr(s.doc_topic.get()), ptr(s.word_topic.get()),
+           ptr(s.topic.get()), ptr(s.bad.get()), shared_topics});
 }
 
 template <typename T>
 void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
                                   std::uint64_t seed, std::uint32_t iteration, T* theta, T* phi, CUstream_st* stream) {
-  const gen::ElementType type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
+  const gen::ElementType type = gen::element_type_of<T>;
   if (type != type_)
     throw Error(fmt::format("LdaIteration::estimate: this object was built for {}, called with {}",
                             gen::name_of(type_), gen::name_of(type)));
@@ -175,72 +153,49 @@ void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors&
   if ((shape_.docs > 0 && (doc_offsets == nullptr || theta == nullptr)) || phi == nullptr)
     throw Error("LdaIteration::estimate: doc_offsets, theta and phi must be device arrays (one is null)");
   State& s = *state_;
-  long long D = shape_.docs, V = shape_.vocab;
-  int K = shape_.K;
-  double alpha = priors.alpha, beta = priors.beta;
-  unsigned long long seed_arg = seed;
-  unsigned int iteration_arg = iteration;
-  int draw = estimate == LdaEstimate::draw ? 1 : 0;
-  CUdeviceptr offsets_arg = ptr(doc_offsets), theta_arg = ptr(theta), phi_arg = ptr(phi);
-  CUdeviceptr n_dk = s.doc_topic.get(), n_wk = s.word_topic.get(), n_k = s.topic.get();
-  CUdeviceptr theta_partials = s.ll_partials.get();
-  CUdeviceptr phi_partials = theta_partials + static_cast<CUdeviceptr>(s.theta_grid) * sizeof(double);
-  CUdeviceptr alpha_terms = s.alpha_terms.get(), beta_terms = s.beta_terms.get();
-  int terms = kCountTerms;
+  const long long D = shape_.docs, V = shape_.vocab;
+  const int K = shape_.K;
+  const double alpha = priors.alpha, beta = priors.beta;
+  const int draw = estimate == LdaEstimate::draw ? 1 : 0;
+  void* const theta_partials = ptr(s.ll_partials.get());
+  void* const phi_partials = ptr(s.ll_partials.get() + static_cast<CUdeviceptr>(s.theta_grid) * sizeof(double));
+  void* const alpha_terms = ptr(s.alpha_terms.get());
+  void* const beta_terms = ptr(s.beta_terms.get());
+  const int terms = kCountTerms;
 
   // The tables of count terms (two launches of a few blocks, on the same stream as their readers).
-  for (auto [prior, table] : {std::pair{alpha, alpha_terms}, std::pair{beta, beta_terms}}) {
-    void* arguments[] = {&prior, &terms, &table};
-    launch(s.lgamma_table, "bfly_lda_lgamma_table", (kCountTerms + 255) / 256, 1, 256, 1, 0, stream, arguments);
-  }
-
+  for (const auto& [prior, table] : {std::pair{alpha, alpha_terms}, std::pair{beta, beta_terms}})
+    s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {prior, terms, table});
   // theta and the documents' terms.
-  {
-    void* arguments[] = {&offsets_arg, &D,    &K,        &n_dk,          &alpha,     &alpha_terms,
-                         &terms,       &draw, &seed_arg, &iteration_arg, &theta_arg, &theta_partials};
-    launch(s.theta, "bfly_lda_theta", s.theta_grid, 1, kRowThreads, 1, 0, stream, arguments);
-  }
+  s.theta(type_, rows_shape(s.theta_grid, kRowThreads), stream,
+          {doc_offsets, D, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed, iteration, theta,
+           theta_partials});
   // phi and the words' terms.
   if (estimate == LdaEstimate::mean) {
-    void* arguments[] = {&V, &K, &n_wk, &n_k, &beta, &beta_terms, &terms, &phi_arg, &phi_partials};
-    launch(s.phi_mean, "bfly_lda_phi_mean", s.phi_grid, 1, kRowThreads, 1, 0, stream, arguments);
+    s.phi_mean(type_, rows_shape(s.phi_grid, kRowThreads), stream,
+               {V, K, ptr(s.word_topic.get()), ptr(s.topic.get()), beta, beta_terms, terms, phi, phi_partials});
   } else {
-    long long chunks = (V + kRowsPerChunk - 1) / kRowsPerChunk;
+    const long long chunks = (V + kRowsPerChunk - 1) / kRowsPerChunk;
     if (s.gammas.size() == 0) {
       s.gammas = DeviceBuffer(static_cast<std::size_t>(V * K) * sizeof(double));
       s.column_partial = DeviceBuffer(static_cast<std::size_t>(chunks * K) * sizeof(double));
       s.column_sum = DeviceBuffer(static_cast<std::size_t>(K) * sizeof(double));
     }
-    CUdeviceptr gammas = s.gammas.get(), partial = s.column_partial.get(), sum = s.column_sum.get();
-    {
-      void* arguments[] = {&V,     &K,        &n_wk,          &n_k,    &beta,        &beta_terms,
-                           &terms, &seed_arg, &iteration_arg, &gammas, &phi_partials};
-      launch(s.phi_gammas, "bfly_lda_phi_gammas", s.phi_grid, 1, kRowThreads, 1, 0, stream, arguments);
-    }
-    {
-      long long rows = kRowsPerChunk;
-      void* arguments[] = {&gammas, &V, &K, &rows, &partial};
-      launch(s.column_partials, "bfly_lda_column_partials", (K + 31) / 32, static_cast<unsigned>(chunks), 32, 8, 0,
-             stream, arguments);
-    }
-    {
-      int chunk_count = static_cast<int>(chunks);
-      void* arguments[] = {&partial, &chunk_count, &K, &sum};
-      launch(s.column_finish, "bfly_lda_column_finish", (K + 255) / 256, 1, 256, 1, 0, stream, arguments);
-    }
-    {
-      void* arguments[] = {&gammas, &V, &K, &sum, &phi_arg};
-      launch(s.normalize_phi, "bfly_lda_normalize_phi", std::min((V * K + 255) / 256, 65536ll), 1, 256, 1, 0, stream,
-             arguments);
-    }
+    void* const gammas = ptr(s.gammas.get());
+    void* const partial = ptr(s.column_partial.get());
+    void* const sum = ptr(s.column_sum.get());
+    s.phi_gammas(type_, rows_shape(s.phi_grid, kRowThreads), stream,
+                 {V, K, ptr(s.word_topic.get()), ptr(s.topic.get()), beta, beta_terms, terms, seed, iteration, gammas,
+                  phi_partials});
+    s.column_partials(type_, LaunchShape{(K + 31) / 32, static_cast<unsigned>(chunks), 32, 8, 0}, stream,
+                      {gammas, V, K, kRowsPerChunk, partial});
+    s.column_finish(type_, rows_shape((K + 255) / 256, 256), stream, {partial, static_cast<int>(chunks), K, sum});
+    s.normalize_phi(type_, rows_shape(std::min((V * K + 255) / 256, 65536ll), 256), stream, {gammas, V, K, sum, phi});
   }
   // The log-likelihood: partials in order plus the topics' terms.
-  {
-    CUdeviceptr partials = s.ll_partials.get(), result = s.ll_result.get();
-    int count = static_cast<int>(s.theta_grid + s.phi_grid);
-    void* arguments[] = {&partials, &count, &n_k, &K, &V, &beta, &result};
-    launch(s.finish_ll, "bfly_lda_finish_ll", 1, 1, 256, 1, 0, stream, arguments);
-  }
+  s.finish_ll(type_, rows_shape(1, 256), stream,
+              {ptr(s.ll_partials.get()), static_cast<int>(s.theta_grid + s.phi_grid), ptr(s.topic.get()), K, V, beta,
+               ptr(s.ll_result.get())});
 }
 
 void LdaIteration::estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,

@@ -78,7 +78,123 @@ constexpr KernelFamily kLdaAlg4{"lda_alg4",
 
 constexpr std::array<const KernelFamily*, 5> kFamilies = {&kSample, &kLdaZ, &kLdaZDoc, &kLdaAlg1, &kLdaAlg4};
 
+// The LDA iteration's entry points (templates/bfly/lda_iteration.cuh), with the device function each calls.
+constexpr KernelArg kZeroArgs[] = {{"data", ArgType::i32s, ArgRole::output, "ints to set to 0"},
+                                   {"n", ArgType::i64, ArgRole::items, "how many"}};
+constexpr KernelArg kLgammaTableArgs[] = {{"prior", ArgType::f64, ArgRole::value, "the prior"},
+                                          {"n", ArgType::i32, ArgRole::items, "table entries"},
+                                          {"table", ArgType::f64s, ArgRole::output, "lgamma(i + prior) - lgamma(prior)"}};
+constexpr KernelArg kCountArgs[] = {
+    {"doc_offsets", ArgType::const_i64s, ArgRole::input, "D + 1 token offsets"},
+    {"words", ArgType::const_i32s, ArgRole::input, "word of each token"},
+    {"z", ArgType::const_i32s, ArgRole::input, "topic of each token"},
+    {"D", ArgType::i64, ArgRole::items, "documents"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_dk", ArgType::i32s, ArgRole::output, "D x K document-topic counts"},
+    {"n_wk", ArgType::i32s, ArgRole::output, "V x K word-topic counts"},
+    {"n_k", ArgType::i32s, ArgRole::output, "K topic counts"},
+    {"bad", ArgType::u64s, ArgRole::output, "count of topics outside [0, K)"},
+    {"shared_topics", ArgType::i32, ArgRole::value, "1: n_k through a shared-memory histogram of K ints"}};
+constexpr KernelArg kPhiGammasArgs[] = {
+    {"V", ArgType::i64, ArgRole::items, "words"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_wk", ArgType::const_i32s, ArgRole::input, "V x K word-topic counts"},
+    {"n_k", ArgType::const_i32s, ArgRole::input, "K topic counts"},
+    {"beta", ArgType::f64, ArgRole::value, "prior of the topics' words"},
+    {"beta_terms", ArgType::const_f64s, ArgRole::input, "log-likelihood terms of small counts"},
+    {"terms", ArgType::i32, ArgRole::value, "entries of beta_terms"},
+    {"seed", ArgType::u64, ArgRole::seed, "Philox key"},
+    {"iteration", ArgType::u32, ArgRole::iteration, "Philox counter word"},
+    {"gammas", ArgType::f64s, ArgRole::output, "V x K gamma draws"},
+    {"ll_partials", ArgType::f64s, ArgRole::output, "per-CTA log-likelihood partials"}};
+constexpr KernelArg kColumnPartialsArgs[] = {{"g", ArgType::const_f64s, ArgRole::input, "V x K values"},
+                                             {"V", ArgType::i64, ArgRole::items, "rows"},
+                                             {"K", ArgType::i32, ArgRole::value, "columns"},
+                                             {"rows_per_chunk", ArgType::i64, ArgRole::value, "rows per partial"},
+                                             {"partial", ArgType::f64s, ArgRole::output, "chunks x K partial sums"}};
+constexpr KernelArg kColumnFinishArgs[] = {{"partial", ArgType::const_f64s, ArgRole::input, "chunks x K partials"},
+                                           {"chunks", ArgType::i32, ArgRole::items, "chunks"},
+                                           {"K", ArgType::i32, ArgRole::value, "columns"},
+                                           {"sum", ArgType::f64s, ArgRole::output, "K column sums"}};
+constexpr KernelArg kFinishLlArgs[] = {{"partials", ArgType::const_f64s, ArgRole::input, "log-likelihood partials"},
+                                       {"count", ArgType::i32, ArgRole::items, "partials"},
+                                       {"n_k", ArgType::const_i32s, ArgRole::input, "K topic counts"},
+                                       {"K", ArgType::i32, ArgRole::value, "topics"},
+                                       {"V", ArgType::i64, ArgRole::value, "words"},
+                                       {"beta", ArgType::f64, ArgRole::value, "prior of the topics' words"},
+                                       {"result", ArgType::f64s, ArgRole::output, "the log-likelihood"}};
+constexpr KernelArg kThetaArgs[] = {
+    {"doc_offsets", ArgType::const_i64s, ArgRole::input, "D + 1 token offsets"},
+    {"D", ArgType::i64, ArgRole::items, "documents"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_dk", ArgType::const_i32s, ArgRole::input, "D x K document-topic counts"},
+    {"alpha", ArgType::f64, ArgRole::value, "prior of the documents' topics"},
+    {"alpha_terms", ArgType::const_f64s, ArgRole::input, "log-likelihood terms of small counts"},
+    {"terms", ArgType::i32, ArgRole::value, "entries of alpha_terms"},
+    {"draw", ArgType::i32, ArgRole::value, "1: Dirichlet draws, 0: posterior means"},
+    {"seed", ArgType::u64, ArgRole::seed, "Philox key"},
+    {"iteration", ArgType::u32, ArgRole::iteration, "Philox counter word"},
+    {"theta", ArgType::elements, ArgRole::output, "D x K estimates"},
+    {"ll_partials", ArgType::f64s, ArgRole::output, "per-CTA log-likelihood partials"}};
+constexpr KernelArg kPhiMeanArgs[] = {
+    {"V", ArgType::i64, ArgRole::items, "words"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_wk", ArgType::const_i32s, ArgRole::input, "V x K word-topic counts"},
+    {"n_k", ArgType::const_i32s, ArgRole::input, "K topic counts"},
+    {"beta", ArgType::f64, ArgRole::value, "prior of the topics' words"},
+    {"beta_terms", ArgType::const_f64s, ArgRole::input, "log-likelihood terms of small counts"},
+    {"terms", ArgType::i32, ArgRole::value, "entries of beta_terms"},
+    {"phi", ArgType::elements, ArgRole::output, "V x K estimates"},
+    {"ll_partials", ArgType::f64s, ArgRole::output, "per-CTA log-likelihood partials"}};
+constexpr KernelArg kNormalizePhiArgs[] = {{"g", ArgType::const_f64s, ArgRole::input, "V x K gamma draws"},
+                                           {"V", ArgType::i64, ArgRole::items, "words"},
+                                           {"K", ArgType::i32, ArgRole::value, "topics"},
+                                           {"sum", ArgType::const_f64s, ArgRole::input, "K column sums of g"},
+                                           {"phi", ArgType::elements, ArgRole::output, "V x K estimates"}};
+
+constexpr std::string_view kIterationFile = "bfly/lda_iteration.cuh";
+const IterationKernel kIterationKernels[] = {
+    {{"bfly_lda_zero", "sets n ints to 0", "element", kIterationFile, kZeroArgs}, "bfly::lda::fill_zero(data, n)"},
+    {{"bfly_lda_lgamma_table", "log-likelihood terms of small counts", "entry", kIterationFile, kLgammaTableArgs},
+     "bfly::lda::lgamma_table(prior, n, table)"},
+    {{"bfly_lda_count", "topic counts of z", "document", kIterationFile, kCountArgs},
+     "bfly::lda::count_topics(doc_offsets, words, z, D, K, n_dk, n_wk, n_k, bad, shared_topics)"},
+    {{"bfly_lda_phi_gammas", "gamma draws of phi and the words' log-likelihood terms", "word", kIterationFile,
+      kPhiGammasArgs},
+     "bfly::lda::estimate_phi<float>(V, K, n_wk, n_k, beta, beta_terms, terms, seed, iteration, nullptr, gammas, "
+     "ll_partials)"},
+    {{"bfly_lda_column_partials", "partial column sums", "row", kIterationFile, kColumnPartialsArgs},
+     "bfly::lda::column_partials(g, V, K, rows_per_chunk, partial)"},
+    {{"bfly_lda_column_finish", "column sums from the partials", "chunk", kIterationFile, kColumnFinishArgs},
+     "bfly::lda::column_finish(partial, chunks, K, sum)"},
+    {{"bfly_lda_finish_ll", "the log-likelihood from its partials", "partial", kIterationFile, kFinishLlArgs},
+     "bfly::lda::finish_log_likelihood(partials, count, n_k, K, V, beta, result)"},
+    {{"bfly_lda_theta", "theta and the documents' log-likelihood terms", "document", kIterationFile, kThetaArgs},
+     "bfly::lda::estimate_theta<{T}>(doc_offsets, D, K, n_dk, alpha, alpha_terms, terms, draw, seed, iteration, "
+     "theta, ll_partials)",
+     true},
+    {{"bfly_lda_phi_mean", "phi as posterior means and the words' log-likelihood terms", "word", kIterationFile,
+      kPhiMeanArgs},
+     "bfly::lda::estimate_phi<{T}>(V, K, n_wk, n_k, beta, beta_terms, terms, 0ull, 0u, phi, nullptr, ll_partials)",
+     true},
+    {{"bfly_lda_normalize_phi", "phi from gamma draws and their column sums", "word", kIterationFile,
+      kNormalizePhiArgs},
+     "bfly::lda::normalize_phi<{T}>(g, V, K, sum, phi)", true},
+};
+
 }  // namespace
+
+std::string IterationKernel::name(ElementType element) const {
+  return typed ? fmt::format("{}_{}", family.name, name_of(element)) : std::string(family.name);
+}
+
+std::span<const IterationKernel> lda_iteration_kernels() { return kIterationKernels; }
+
+const IterationKernel& lda_iteration_kernel(std::string_view family_name) {
+  for (const IterationKernel& kernel : kIterationKernels)
+    if (kernel.family.name == family_name) return kernel;
+  throw Error(fmt::format("no LDA iteration kernel named {}", family_name));
+}
 
 bool is_pointer(ArgType type) {
   switch (type) {

@@ -14,12 +14,11 @@ namespace {{detail_namespace}} {
 // Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1] - 1 belong to document m, whose topic
 // weights are row m of theta. p is the paper's table of partial sums, one column of K per document
 // (p[k * D + m], so that the stores of a warp are coalesced); it holds the running sums of the last token drawn.
+{{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
-{{kernel_name}}(const {{element_type}}* __restrict__ theta, long long ld_theta, const {{element_type}}* __restrict__ phi,
-    long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
-    long long D, {{element_type}}* __restrict__ p, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed,
-    unsigned int iteration) {
+{{kernel_signature}}
   using namespace {{detail_namespace}};
+  {{launch_check}}
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
   if (m >= D) return;
   const T* const theta_row = theta + m * ld_theta;

@@ -16,12 +16,11 @@ namespace {{detail_namespace}} {
 // each lane holds its own token's products, and stores the running sums in p; then each lane searches its own
 // column of p (Algorithm 3). Documents are in CSR form as for Algorithm 1; p[k * D + m] is P[k] of document m,
 // holding the running sums of the last token drawn. Sorting documents by length keeps the lanes equally busy.
+{{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
-{{kernel_name}}(const {{element_type}}* __restrict__ theta, long long ld_theta, const {{element_type}}* __restrict__ phi,
-    long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
-    long long D, {{element_type}}* __restrict__ p, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed,
-    unsigned int iteration) {
+{{kernel_signature}}
   using namespace {{detail_namespace}};
+  {{launch_check}}
   // Algorithm 4 lines 3-6: group q of W lanes (a warp), lane r, document m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;

@@ -7,8 +7,8 @@
 //   LL = sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha))]
 //      + sum_k [lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta))]
 // Every sum is formed in a fixed order (per-block partials, reduced by one block), so results do not depend on
-// timing: a run is reproducible and resumes exactly. The runtime compiles this file through NVRTC with one
-// instantiation line per element type (BFLY_LDA_ITERATION_KERNELS below).
+// timing: a run is reproducible and resumes exactly. The entry points are generated from their descriptions
+// (gen::lda_iteration_kernels(), bfly::gen::lda_iteration_source), one module per element type.
 #ifndef BFLY_LDA_ITERATION_CUH
 #define BFLY_LDA_ITERATION_CUH
 
@@ -279,53 +279,5 @@ __device__ __forceinline__ void finish_log_likelihood(const double* partials, in
 
 }  // namespace lda
 }  // namespace bfly
-
-// The type-free entry points; instantiate once per module.
-#define BFLY_LDA_ITERATION_COMMON_KERNELS()                                                                         \
-  extern "C" __global__ void bfly_lda_zero(int* data, long long n) { bfly::lda::fill_zero(data, n); }               \
-  extern "C" __global__ void bfly_lda_lgamma_table(double prior, int n, double* table) {                            \
-    bfly::lda::lgamma_table(prior, n, table);                                                                       \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_count(const long long* doc_offsets, const int* words, const int* z,           \
-                                            long long D, int K, int* n_dk, int* n_wk, int* n_k,                     \
-                                            unsigned long long* bad, int shared_topics) {                           \
-    bfly::lda::count_topics(doc_offsets, words, z, D, K, n_dk, n_wk, n_k, bad, shared_topics);                      \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_phi_gammas(long long V, int K, const int* n_wk, const int* n_k, double beta,  \
-                                                 const double* beta_terms, int terms, unsigned long long seed,      \
-                                                 unsigned int iteration, double* gammas, double* ll_partials) {     \
-    bfly::lda::estimate_phi<float>(V, K, n_wk, n_k, beta, beta_terms, terms, seed, iteration, nullptr, gammas,      \
-                                   ll_partials);                                                                    \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_column_partials(const double* g, long long V, int K, long long rows_per_chunk, \
-                                                      double* partial) {                                            \
-    bfly::lda::column_partials(g, V, K, rows_per_chunk, partial);                                                   \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_column_finish(const double* partial, int chunks, int K, double* sum) {        \
-    bfly::lda::column_finish(partial, chunks, K, sum);                                                              \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_finish_ll(const double* partials, int count, const int* n_k, int K,           \
-                                                long long V, double beta, double* result) {                         \
-    bfly::lda::finish_log_likelihood(partials, count, n_k, K, V, beta, result);                                     \
-  }
-
-// The entry points of element type T (float or double), named with `tag` (f32 or f64).
-#define BFLY_LDA_ITERATION_TYPED_KERNELS(T, tag)                                                                    \
-  extern "C" __global__ void bfly_lda_theta_##tag(const long long* doc_offsets, long long D, int K, const int* n_dk, \
-                                                  double alpha, const double* alpha_terms, int terms, int draw,     \
-                                                  unsigned long long seed, unsigned int iteration, T* theta,        \
-                                                  double* ll_partials) {                                            \
-    bfly::lda::estimate_theta<T>(doc_offsets, D, K, n_dk, alpha, alpha_terms, terms, draw, seed, iteration, theta,  \
-                                 ll_partials);                                                                      \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_phi_mean_##tag(long long V, int K, const int* n_wk, const int* n_k,           \
-                                                     double beta, const double* beta_terms, int terms, T* phi,      \
-                                                     double* ll_partials) {                                         \
-    bfly::lda::estimate_phi<T>(V, K, n_wk, n_k, beta, beta_terms, terms, 0ull, 0u, phi, nullptr, ll_partials);       \
-  }                                                                                                                 \
-  extern "C" __global__ void bfly_lda_normalize_phi_##tag(const double* g, long long V, int K, const double* sum,    \
-                                                          T* phi) {                                                 \
-    bfly::lda::normalize_phi<T>(g, V, K, sum, phi);                                                                 \
-  }
 
 #endif  // BFLY_LDA_ITERATION_CUH

@@ -16,11 +16,11 @@ namespace {{detail_namespace}} {
 // and searches them (Algorithms 9 and 10). Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1]
 // - 1 belong to document m, whose topic weights are row m of theta. The uniform of token t is the same as in the
 // paper's lane-per-document kernel (lda_z), so both draw the same topics up to rounding at a boundary.
+{{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
-{{kernel_name}}(const {{element_type}}* __restrict__ theta, long long ld_theta, const {{element_type}}* __restrict__ phi,
-    long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
-    long long D, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed, unsigned int iteration) {
+{{kernel_signature}}
   using namespace {{detail_namespace}};
+  {{launch_check}}
   // Group q of W lanes works on document m = q; lane r takes tokens r, r + W, r + 2W, ... of it.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * GROUPS + threadIdx.x / W;
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     const T total = running;
     const bool valid = c >= 0 && bfly::valid_total(total);
 
-    // ---- Pass 2: one uniform per token (DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
+    // ---- Pass 2: one uniform per token (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
     const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
     const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
     int draw = 0;

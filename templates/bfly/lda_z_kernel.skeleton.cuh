@@ -14,11 +14,11 @@ namespace {{detail_namespace}} {
 // theta[doc] * phi[word] in registers (transposed access), builds their butterfly tables and searches them.
 // Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1] - 1 belong to document m, whose
 // topic weights are row m of theta. Sorting documents by length keeps the lanes of a group equally busy.
+{{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
-{{kernel_name}}(const {{element_type}}* __restrict__ theta, long long ld_theta, const {{element_type}}* __restrict__ phi,
-    long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
-    long long D, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed, unsigned int iteration) {
+{{kernel_signature}}
   using namespace {{detail_namespace}};
+  {{launch_check}}
   // Algorithm 7 lines 3-5: group q of W lanes, lane r, document m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
@@ -49,7 +49,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     const T total = running;
     const bool valid = c >= 0 && bfly::valid_total(total);
 
-    // ---- Pass 2: one uniform per token (DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
+    // ---- Pass 2: one uniform per token (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
     const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
     const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
     int draw = 0;

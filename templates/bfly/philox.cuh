@@ -1,4 +1,4 @@
-// Philox4x32-10 (Salmon et al., SC'11): the counter-based generator behind every bfly draw (DESIGN.md section 5).
+// Philox4x32-10 (Salmon et al., SC'11): the counter-based generator behind every bfly draw (docs/DESIGN.md section 5).
 // The same text compiles with NVRTC for the GPU and as C++ for the CPU execution (through bfly/lockstep.hpp),
 // so both produce the same uniforms for the same (seed, counter).
 // An include guard rather than #pragma once: the ahead-of-time header pastes this text, and two pasted

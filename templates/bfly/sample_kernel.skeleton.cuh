@@ -12,10 +12,11 @@ namespace {{detail_namespace}} {
 
 // Algorithm 7: one thread per row; groups of W lanes load W x W blocks together (transposed access), build
 // the butterfly-patterned table of each block in registers, and search it.
+{{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
-{{kernel_name}}(const {{element_type}}* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
-    unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
+{{kernel_signature}}
   using namespace {{detail_namespace}};
+  {{launch_check}}
   // Algorithm 7 lines 3-5: group q of W lanes, lane r, row m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
@@ -31,12 +32,12 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   {{pass1}}
 
-  // ---- Which rows can be sampled (DESIGN.md section 6) ----
+  // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
   {{combine_bad}}
   const T total = running;
   const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
 
-  // ---- Pass 2: one uniform per row (DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
+  // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
   const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
   int draw = 0;

@@ -28,7 +28,7 @@ __device__ __forceinline__ double value_below(double total) {
   return __longlong_as_double(__double_as_longlong(total) - 1ll);
 }
 
-// u * total, guarded so that it stays below total whatever the rounding (DESIGN.md section 5).
+// u * total, guarded so that it stays below total whatever the rounding (docs/DESIGN.md section 5).
 template <typename T>
 __device__ __forceinline__ T scaled_uniform(T u, T total) {
   const T scaled = u * total;
@@ -39,6 +39,15 @@ __device__ __forceinline__ T scaled_uniform(T u, T total) {
 // this way, so that their two passes and the fallback see identical weights).
 __device__ __forceinline__ float product(float x, float y) { return __fmul_rn(x, y); }
 __device__ __forceinline__ double product(double x, double y) { return __dmul_rn(x, y); }
+
+// The launch contract of a generated kernel (docs/DESIGN.md section 9): blockDim = (threads, 1, 1) and a 1-D grid
+// of at least ceil(items / items_per_cta) CTAs. Any other launch would leave items unwritten (or write them twice
+// and count their invalid rows twice), so it traps: the launch fails loudly instead.
+__device__ __forceinline__ void require_launch(int threads, int items_per_cta, long long items) {
+  if (blockDim.x != static_cast<unsigned int>(threads) || blockDim.y != 1u || blockDim.z != 1u || gridDim.y != 1u ||
+      gridDim.z != 1u || static_cast<long long>(gridDim.x) * items_per_cta < items)
+    __trap();
+}
 
 // Adds one invalid row to the caller's {count, first row} counters, when it asked for them.
 __device__ __forceinline__ void report_invalid_row(unsigned long long* invalid_rows, long long row) {

@@ -1,59 +1,44 @@
-// The draw-test catalog's generated kernels, compiled for the CPU: look one up and run it (lockstep).
+// The draw-test catalog's generated kernels, compiled for the CPU (bfly/lockstep.hpp): look one up by spec and run
+// it with the arguments of its family (gen::PackedArgs), exactly as the GPU launch takes them.
 #pragma once
 
+#include "bfly/cpu/cpu_kernel.hpp"
+#include "bfly/spec/kernel_args.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
 
+#include <initializer_list>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace bfly::test {
 
-// One generated sample kernel compiled as C++. `launch` has the kernel ABI of gen::generate() and runs the
-// whole grid on the CPU (bfly::lockstep), returning when every row is written.
-struct CpuKernel {
-  gen::KernelSpec spec;
-  std::string_view name;
-  int threads_per_cta;
-  void (*launch)(const void* weights, long long M, long long ld, int* out, unsigned long long* invalid_rows,
-                 unsigned long long seed, unsigned int iteration);
+// One catalog kernel: its spec, its name and the compiled kernel.
+template <typename Spec>
+struct CatalogKernel {
+  Spec spec;
+  std::string name;
+  cpu::CpuKernel cpu;
 };
+using CpuKernel = CatalogKernel<gen::KernelSpec>;               // sample, lda_z, lda_z_doc
+using CpuLdaKernel = CatalogKernel<gen::KernelSpec>;            // lda_z, lda_z_doc
+using CpuLdaBaselineKernel = CatalogKernel<gen::LdaBaselineSpec>;
 
-// One generated lda_z kernel compiled as C++, with the lda_z kernel ABI (see gen::generate()).
-struct CpuLdaKernel {
-  gen::KernelSpec spec;
-  std::string_view name;
-  int threads_per_cta;
-  void (*launch)(const void* theta, long long ld_theta, const void* phi, long long ld_phi,
-                 const long long* doc_offsets, const int* words, int* z, long long D,
-                 unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
-};
-
-// One LDA baseline compiled as C++, with the baseline kernel ABI (see gen::generate_lda_baseline()): p is scratch
-// of D x K elements of the spec's type.
-struct CpuLdaBaselineKernel {
-  gen::LdaBaselineSpec spec;
-  std::string_view name;
-  int threads_per_cta;
-  void (*launch)(const void* theta, long long ld_theta, const void* phi, long long ld_phi,
-                 const long long* doc_offsets, const int* words, int* z, long long D, void* p,
-                 unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
-};
-
-// Every spec of gen::lda_baseline_test_specs(), in that order.
+// Every spec of gen::draw_test_specs(), gen::lda_test_specs() and gen::lda_baseline_test_specs(), in that order.
+const std::vector<CpuKernel>& cpu_kernels();
+const std::vector<CpuLdaKernel>& cpu_lda_kernels();
 const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 
-// Every spec of gen::lda_test_specs(), in that order.
-const std::vector<CpuLdaKernel>& cpu_lda_kernels();
-
-// Every spec of gen::draw_test_specs(), in that order.
-const std::vector<CpuKernel>& cpu_kernels();
-
-// nullptr when `kernel_name` is not in the catalog.
+// nullptr when `kernel_name` is not in the sample catalog.
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 
-// Runs `kernel` on the CPU over the whole grid for M rows.
-void run_on_cpu(const CpuKernel& kernel, const void* weights, long long M, long long ld, int* out,
-                unsigned long long* invalid_rows, unsigned long long seed, unsigned int iteration);
+// Packs `values` for the kernel's family (checked: count, types, row strides >= K, non-null arrays) and runs the
+// whole grid on the CPU.
+template <typename Spec>
+void run_on_cpu(const CatalogKernel<Spec>& kernel, std::initializer_list<gen::ArgValue> values) {
+  gen::PackedArgs args(gen::family(kernel.cpu.family), kernel.spec.type, kernel.name, values, kernel.spec.K);
+  cpu::run(kernel.cpu, args);
+}
 
 }  // namespace bfly::test

@@ -152,7 +152,7 @@ extern "C" __global__ void check_f64(const double* w, long long M, long long ld,
   CUfunction check_f64_ = nullptr;
 };
 
-// One line per test on stdout, collected by the closing note of issue 4.
+// One line per test on stdout, for the run logs in bench/results.
 inline void report_draws(const std::string& test, long long draws) {
   std::printf("[bfly draws] %s: %lld draws\n", test.c_str(), draws);
   testing::Test::RecordProperty("draws", std::to_string(draws));

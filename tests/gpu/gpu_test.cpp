@@ -96,7 +96,7 @@ TEST(GpuDraws, EqualToCpuExecutionOfTheSameSource) {
       using T = typename std::decay_t<decltype(weights)>::value_type;
       report = sampler.sample(as<T>(device_weights), M, spec.K, ld, reinterpret_cast<int*>(device_out.get()), seed);
       gpu = download<int>(device_out);
-      run_on_cpu(kernel, weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0);
+      run_on_cpu(kernel, {weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0});
     };
     if (spec.type == ElementType::f32) {
       run(random_weights<float>(M, spec.K, ld, seed));
@@ -254,7 +254,7 @@ long long adversarial_run(const AdversarialCase& adversarial, int K, long long d
     DrawChecker::get().check_weights<T>(weights, M, K, K, out, counters);
   }
   const std::vector<unsigned long long> result = download<unsigned long long>(counters);
-  const gen::KernelSpec spec = rt::Sampler::choose_spec(K, adversarial.type, options);
+  const gen::KernelSpec spec = gen::choose_sample_spec(K, adversarial.type, options);
   EXPECT_EQ(result[0], 0u) << gen::kernel_name(spec) << ": draws outside [0, K) (or rows reported invalid)";
   EXPECT_EQ(result[1], 0u) << gen::kernel_name(spec) << ": categories of weight 0 drawn";
   std::printf("%s: %lld draws, %llu out of range, %llu zero-weight\n", gen::kernel_name(spec).c_str(), draws,
@@ -358,7 +358,7 @@ TEST(GpuSampler, SameSeedSameDrawsAndReportsTheSpec) {
   const rt::SampleReport report = sampler.sample_host(std::span<const float>(weights), M, K, K, a, 9);
   sampler.sample_host(std::span<const float>(weights), M, K, K, b, 9);
   sampler.sample_host(std::span<const float>(weights), M, K, K, c, 10);
-  EXPECT_EQ(report.spec, rt::Sampler::choose_spec(K, ElementType::f32, {}));
+  EXPECT_EQ(report.spec, gen::choose_sample_spec(K, ElementType::f32, {}));
   EXPECT_EQ(a, b) << "same seed, same draws";
   EXPECT_NE(a, c) << "another seed, other draws";
   // The first half of the batch alone draws what it drew as part of the whole batch.

@@ -35,8 +35,8 @@ void compare_with_cpu(const CpuLdaBaselineKernel& kernel, std::mt19937_64& rng, 
   std::vector<int> cpu_z(words.size(), -7);
   std::vector<T> cpu_p = p_poison;
   std::vector<unsigned long long> cpu_invalid = counters_preset;
-  kernel.launch(theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), cpu_z.data(), D,
-                cpu_p.data(), cpu_invalid.data(), seed, iteration);
+  run_on_cpu(kernel, {theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), cpu_z.data(), D,
+                cpu_p.data(), cpu_invalid.data(), seed, iteration});
 
   rt::LdaBaselineStep step(kernel.spec);
   ASSERT_EQ(step.kernel_name(), kernel.name);

@@ -47,11 +47,11 @@ void compare_with_gpu(const CompiledZKernel& kernel, std::mt19937_64& rng, long 
   const bfly::rt::LdaZReport report = step.run(bfly::test::as<T>(theta_d), K, bfly::test::as<T>(phi_d), K,
                                                bfly::test::as<long long>(offsets_d), bfly::test::as<int>(words_d),
                                                reinterpret_cast<int*>(z_d.get()), corpus.num_docs(), K, seed, iteration);
-  ASSERT_EQ(bfly::gen::kernel_name(report.spec), kernel.name);
+  ASSERT_EQ(bfly::gen::kernel_name(report.spec), kernel.kernel.name);
   const std::vector<int> gpu = bfly::test::download<int>(z_d);
   for (std::size_t t = 0; t < gpu.size(); ++t)
-    ASSERT_EQ(gpu[t], cpu[t]) << kernel.name << ": token " << t << " differs between the GPU and bfly-lda's CPU path";
-  EXPECT_EQ(report.invalid_tokens, cpu_report.invalid_tokens) << kernel.name;
+    ASSERT_EQ(gpu[t], cpu[t]) << kernel.kernel.name << ": token " << t << " differs between the GPU and bfly-lda's CPU path";
+  EXPECT_EQ(report.invalid_tokens, cpu_report.invalid_tokens) << kernel.kernel.name;
   tokens_compared += corpus.num_tokens();
 }
 

@@ -28,8 +28,8 @@ void compare_with_cpu(const CpuLdaKernel& kernel, std::mt19937_64& rng, long lon
 
   std::vector<int> cpu(words.size(), -7);
   unsigned long long cpu_invalid[2] = {0, ~0ull};
-  kernel.launch(theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), cpu.data(), D,
-                cpu_invalid, seed, iteration);
+  run_on_cpu(kernel, {theta.data(), ld_theta, phi.data(), ld_phi, offsets.data(), words.data(), cpu.data(), D,
+                cpu_invalid, seed, iteration});
 
   rt::LdaZOptions options;
   options.operation = kernel.spec.operation;

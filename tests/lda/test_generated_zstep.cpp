@@ -1,5 +1,5 @@
 // The GPU's z-step kernels compiled into bfly-lda and run on the CPU (GeneratedCpuZStep): they are the kernels
-// LdaZStep::choose_spec picks, they draw what the plain reference (CpuZStep) draws except where the uniform lies
+// gen::choose_lda_z_spec picks, they draw what the plain reference (CpuZStep) draws except where the uniform lies
 // within rounding of a boundary, invalid tokens are reported, the thread count changes nothing, and a run
 // through them resumes from a checkpoint exactly.
 #include "bfly/emit/generate.hpp"
@@ -71,15 +71,15 @@ TEST(CompiledZKernels, AreTheKernelsTheGpuEngineLaunches) {
     const bfly::gen::KernelSpec chosen = f32 ? spec_for<float>(kernel.spec.K) : spec_for<double>(kernel.spec.K);
     const bfly::gen::KernelSpec for_short = f32 ? spec_for<float>(kernel.spec.K, 1.0) : spec_for<double>(kernel.spec.K, 1.0);
     EXPECT_TRUE(kernel.spec == chosen || kernel.spec == for_short)
-        << kernel.name << " is not what LdaZStep::choose_spec picks for its K and type";
-    EXPECT_EQ(kernel.name, bfly::gen::kernel_name(kernel.spec));
+        << kernel.kernel.name << " is not what gen::choose_lda_z_spec picks for its K and type";
+    EXPECT_EQ(kernel.kernel.name, bfly::gen::kernel_name(kernel.spec));
     EXPECT_EQ(bfly::lda::find_compiled_z_kernel(kernel.spec), &kernel);
   }
   EXPECT_EQ(main_job_kernel().spec.operation, bfly::gen::Operation::lda_z_doc);
   EXPECT_EQ(main_job_kernel().spec.W, 8) << "short documents: half the default W = 16";
   EXPECT_NE(bfly::lda::find_compiled_z_kernel(spec_for<float>(64)), nullptr) << "K = 64 for longer documents";
   EXPECT_EQ(bfly::lda::find_compiled_z_kernel(spec_for<float>(61)), nullptr) << "K = 61 is not in the build's list";
-  EXPECT_NE(bfly::lda::compiled_z_kernel_names().find(std::string(main_job_kernel().name)), std::string::npos);
+  EXPECT_NE(bfly::lda::compiled_z_kernel_names().find(std::string(main_job_kernel().kernel.name)), std::string::npos);
 }
 
 template <typename T>
@@ -93,15 +93,15 @@ void check_against_reference(const CompiledZKernel& kernel, long long& tokens, l
   const std::uint32_t iteration = 11;
   std::vector<std::int32_t> generated(static_cast<std::size_t>(c.num_tokens()), kPoison), reference(generated);
   const auto report = GeneratedCpuZStep<T>(kernel, 2).run(c, K, theta, phi, generated, seed, iteration);
-  EXPECT_EQ(report.invalid_tokens, 0) << kernel.name;
-  EXPECT_EQ(report.first_invalid, -1) << kernel.name;
+  EXPECT_EQ(report.invalid_tokens, 0) << kernel.kernel.name;
+  EXPECT_EQ(report.first_invalid, -1) << kernel.kernel.name;
   bfly::lda::CpuZStep<T>(2).run(c, K, theta, phi, reference, seed, iteration);
 
   long long boundary = 0;
   std::vector<T> weights(static_cast<std::size_t>(K));
   for (std::int64_t m = 0; m < c.num_docs(); ++m)
     for (std::int64_t i = c.doc_offsets[m]; i < c.doc_offsets[m + 1]; ++i) {
-      ASSERT_NE(generated[i], kPoison) << kernel.name << ": token " << i << " of document " << m << " was not drawn";
+      ASSERT_NE(generated[i], kPoison) << kernel.kernel.name << ": token " << i << " of document " << m << " was not drawn";
       if (generated[i] == reference[i]) continue;
       // Where the two differ, the uniform lies within rounding of a boundary: the exact (long double) reference
       // sampler must accept the generated kernel's draw, and the two sums (sequential, butterfly) each round.
@@ -110,11 +110,11 @@ void check_against_reference(const CompiledZKernel& kernel, long long& tokens, l
       const auto exact = bfly::test::reference_draw(weights.data(), K, u);
       std::string why;
       ASSERT_NE(bfly::test::check_draw(weights.data(), K, generated[i], exact, &why), bfly::test::DrawCheck::wrong)
-          << kernel.name << ": token " << i << " drew " << generated[i] << ", the reference " << reference[i] << "; "
+          << kernel.kernel.name << ": token " << i << " drew " << generated[i] << ", the reference " << reference[i] << "; "
           << why;
       ++boundary;
     }
-  EXPECT_LE(boundary, 2) << kernel.name;
+  EXPECT_LE(boundary, 2) << kernel.kernel.name;
   tokens += c.num_tokens();
   boundary_total += boundary;
 }
@@ -147,9 +147,9 @@ TEST(GeneratedCpuZStep, LaunchesTheKernelsGridThroughLockstep) {
       block = bfly::lockstep::worker().block_dim;
     }).join();
     const bfly::gen::LaunchGeometry geometry = bfly::gen::launch_geometry(kernel.spec);
-    EXPECT_EQ(grid.x, static_cast<unsigned>(geometry.grid_for_rows(c.num_docs()))) << kernel.name;
-    EXPECT_EQ(block.x, static_cast<unsigned>(geometry.threads_per_cta)) << kernel.name;
-    EXPECT_EQ(std::count(z.begin(), z.end(), kPoison), 0) << kernel.name;
+    EXPECT_EQ(grid.x, static_cast<unsigned>(geometry.grid_for_rows(c.num_docs()))) << kernel.kernel.name;
+    EXPECT_EQ(block.x, static_cast<unsigned>(geometry.threads_per_cta)) << kernel.kernel.name;
+    EXPECT_EQ(std::count(z.begin(), z.end(), kPoison), 0) << kernel.kernel.name;
   }
 }
 
@@ -191,7 +191,7 @@ TEST(GeneratedCpuZStep, RefusesAnotherKOrType) {
   GeneratedCpuZStep<float> zstep(kernel, 1);
   EXPECT_THROW(zstep.run(c, 32, theta, phi, z, 1, 1), bfly::Error);
   EXPECT_THROW(GeneratedCpuZStep<double>(kernel, 1), bfly::Error);
-  EXPECT_EQ(zstep.name(), "cpu " + std::string(kernel.name) + " (bfly/lockstep.hpp, 1 thread)");
+  EXPECT_EQ(zstep.name(), "cpu " + std::string(kernel.kernel.name) + " (bfly/lockstep.hpp, 1 thread)");
 }
 
 // N iterations straight equal N/2, a checkpoint, and N/2 more after resuming (other thread counts), byte for byte.

@@ -26,25 +26,25 @@ std::string error_of(Call&& call) {
 
 TEST(Sampler, ChooseSpecRule) {
   const SamplerOptions none;
-  EXPECT_EQ(Sampler::choose_spec(1, gen::ElementType::f32, none).W, 4);
-  EXPECT_EQ(Sampler::choose_spec(7, gen::ElementType::f32, none).W, 4);
-  EXPECT_EQ(Sampler::choose_spec(8, gen::ElementType::f32, none).W, 8);
-  EXPECT_EQ(Sampler::choose_spec(16, gen::ElementType::f32, none).W, 16);
-  EXPECT_EQ(Sampler::choose_spec(31, gen::ElementType::f32, none).W, 16);
-  const gen::KernelSpec big = Sampler::choose_spec(1000, gen::ElementType::f64, none);
+  EXPECT_EQ(gen::choose_sample_spec(1, gen::ElementType::f32, none).W, 4);
+  EXPECT_EQ(gen::choose_sample_spec(7, gen::ElementType::f32, none).W, 4);
+  EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, none).W, 8);
+  EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f32, none).W, 16);
+  const gen::KernelSpec big = gen::choose_sample_spec(1000, gen::ElementType::f64, none);
   EXPECT_EQ(big.W, 16);
   EXPECT_EQ(big.R, 8);
   EXPECT_EQ(big.variant, gen::Variant::swap) << "f64 takes the swap build";
-  EXPECT_EQ(Sampler::choose_spec(1000, gen::ElementType::f32, none).variant, gen::Variant::addsub);
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).variant, gen::Variant::addsub);
   EXPECT_EQ(big.type, gen::ElementType::f64);
   EXPECT_EQ(big.K, 1000);
-  EXPECT_EQ(Sampler::choose_spec(5, gen::ElementType::f32, none).R, 3) << "R clamped to W - 1";
+  EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, none).R, 3) << "R clamped to W - 1";
 
   SamplerOptions forced;
   forced.W = 8;
   forced.variant = gen::Variant::swap;
   forced.R = 2;
-  const gen::KernelSpec spec = Sampler::choose_spec(1000, gen::ElementType::f32, forced);
+  const gen::KernelSpec spec = gen::choose_sample_spec(1000, gen::ElementType::f32, forced);
   EXPECT_EQ(spec.W, 8);
   EXPECT_EQ(spec.variant, gen::Variant::swap);
   EXPECT_EQ(spec.R, 2);
@@ -129,35 +129,35 @@ namespace {
 
 TEST(LdaZStep, ChooseSpecRule) {
   const LdaZOptions none;
-  const gen::KernelSpec small = LdaZStep::choose_spec(100, gen::ElementType::f32, none);
+  const gen::KernelSpec small = gen::choose_lda_z_spec(100, gen::ElementType::f32, none);
   EXPECT_EQ(small.operation, gen::Operation::lda_z_doc);
   EXPECT_EQ(small.W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, none).W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(512, gen::ElementType::f32, none).W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, none).W, 32);
-  EXPECT_EQ(LdaZStep::choose_spec(512, gen::ElementType::f64, none).W, 32);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::addsub);
+  EXPECT_EQ(gen::choose_lda_z_spec(256, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(gen::choose_lda_z_spec(512, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(gen::choose_lda_z_spec(1024, gen::ElementType::f32, none).W, 32);
+  EXPECT_EQ(gen::choose_lda_z_spec(512, gen::ElementType::f64, none).W, 32);
+  EXPECT_EQ(gen::choose_lda_z_spec(1024, gen::ElementType::f64, none).variant, gen::Variant::addsub);
   LdaZOptions paper;
   paper.operation = gen::Operation::lda_z;
-  EXPECT_EQ(LdaZStep::choose_spec(256, gen::ElementType::f32, paper).W, 32);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f64, paper).variant, gen::Variant::swap);
+  EXPECT_EQ(gen::choose_lda_z_spec(256, gen::ElementType::f32, paper).W, 32);
+  EXPECT_EQ(gen::choose_lda_z_spec(1024, gen::ElementType::f64, paper).variant, gen::Variant::swap);
   LdaZOptions forced;
   forced.W = 8;
   forced.operation = gen::Operation::lda_z;
-  const gen::KernelSpec spec = LdaZStep::choose_spec(1024, gen::ElementType::f32, forced);
+  const gen::KernelSpec spec = gen::choose_lda_z_spec(1024, gen::ElementType::f32, forced);
   EXPECT_EQ(spec.W, 8);
   EXPECT_EQ(spec.operation, gen::Operation::lda_z);
   LdaZOptions short_documents;  // 7 tokens a document on average: half the width, never below 8
   short_documents.mean_document_length = 7.1;
-  EXPECT_EQ(LdaZStep::choose_spec(64, gen::ElementType::f32, short_documents).W, 8);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, short_documents).W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(8, gen::ElementType::f32, short_documents).W, 8);
+  EXPECT_EQ(gen::choose_lda_z_spec(64, gen::ElementType::f32, short_documents).W, 8);
+  EXPECT_EQ(gen::choose_lda_z_spec(1024, gen::ElementType::f32, short_documents).W, 16);
+  EXPECT_EQ(gen::choose_lda_z_spec(8, gen::ElementType::f32, short_documents).W, 8);
   short_documents.mean_document_length = 70;  // the paper's corpus: unchanged
-  EXPECT_EQ(LdaZStep::choose_spec(64, gen::ElementType::f32, short_documents).W, 16);
-  EXPECT_EQ(LdaZStep::choose_spec(1024, gen::ElementType::f32, short_documents).W, 32);
+  EXPECT_EQ(gen::choose_lda_z_spec(64, gen::ElementType::f32, short_documents).W, 16);
+  EXPECT_EQ(gen::choose_lda_z_spec(1024, gen::ElementType::f32, short_documents).W, 32);
   LdaZOptions not_lda;
   not_lda.operation = gen::Operation::sample;
-  EXPECT_THROW(LdaZStep::choose_spec(64, gen::ElementType::f32, not_lda), Error);
+  EXPECT_THROW(gen::choose_lda_z_spec(64, gen::ElementType::f32, not_lda), Error);
 }
 
 }  // namespace

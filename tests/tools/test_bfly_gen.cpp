@@ -171,7 +171,7 @@ TEST_F(BflyGen, TableW32WritesLanesAsNumbers) {
       EXPECT_EQ(row.find_first_of("\t\r"), std::string::npos) << "cells must be separated by single spaces: " << row;
       EXPECT_EQ(row.find("  "), std::string::npos) << "cells must be separated by single spaces: " << row;
     }
-    // Cells from DESIGN.md section 4 (m = i xor (i + 1), k = m >> 1, lane L = (i & ~m) + (j & m), first index
+    // Cells from docs/DESIGN.md section 4 (m = i xor (i + 1), k = m >> 1, lane L = (i & ~m) + (j & m), first index
     // y = j & ~m for swap, j & ~k for addsub, last y + k): row 0 lane 17, row 15 lane 17, row 17 lane 1.
     const std::vector<std::string> row0 = words_of(rows[0]);
     EXPECT_EQ(row0[17], variant == "addsub" ? "1.17:17" : "1.16:16");
@@ -317,8 +317,8 @@ TEST_F(BflyGen, LdaZDocHeaderCompilesWithNvcc) {
                             quote((scratch_ / "doc.cuh").string()));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string header = read_file(scratch_ / "doc.cuh");
-  EXPECT_NE(header.find("constexpr long long kDocumentsPerCta = 2;"), std::string::npos) << header.substr(0, 3000);
-  EXPECT_NE(header.find("one document per group of W threads"), std::string::npos);
+  EXPECT_NE(header.find("constexpr long long kItemsPerCta = 2;  // documents per CTA"), std::string::npos) << header.substr(0, 3000);
+  EXPECT_NE(header.find("64 threads per CTA, 2 documents per CTA, ceil(D / 2) CTAs"), std::string::npos);
   write_file(scratch_ / "doc.cu",
              "#include \"doc.cuh\"\n"
              "cudaError_t step(const float* theta, const float* phi, const long long* offsets, const int* words,\n"
@@ -380,7 +380,7 @@ TEST_F(BflyGen, ShowAcceptsAKernelNameOrFlags) {
 }
 
 TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
-  // Without --W, --remnant, --type, --variant: Sampler::choose_spec (W = 8 for K = 12), R = min(8, W - 1).
+  // Without --W, --remnant, --type, --variant: gen::choose_sample_spec (W = 8 for K = 12), R = min(8, W - 1).
   const Result r = bfly_gen("show --K 12");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("bfly_sample_f32_w8_k12_r7_addsub("), std::string::npos);

@@ -62,7 +62,7 @@ class Backend {
 class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(const gen::KernelSpec& spec)
-      : sampler_(rt::SamplerOptions{.W = spec.W, .variant = spec.variant, .R = spec.R}) {}
+      : sampler_(rt::SamplerOptions{{spec.W, spec.variant, spec.R}}) {}
   long long sample(std::span<const float> weights, long long rows, int K, std::span<int> out,
                    std::uint64_t seed) override {
     return sampler_.sample_host(weights, rows, K, K, out, seed).invalid_rows;
@@ -77,7 +77,10 @@ class CpuBackend final : public Backend {
   long long sample(std::span<const float> weights, long long rows, int K, std::span<int> out,
                    std::uint64_t seed) override {
     unsigned long long invalid[2] = {0, ~0ull};
-    tables::run_example_kernel(weights.data(), rows, K, out.data(), invalid, seed);
+    const cpu::CpuKernel& kernel = tables::example_kernel();
+    gen::PackedArgs args(gen::family(kernel.family), gen::ElementType::f32, "bfly-gen demo",
+                         {weights.data(), rows, K, out.data(), invalid, seed, 0u}, K);
+    cpu::run(kernel, args);
     return static_cast<long long>(invalid[0]);
   }
 };

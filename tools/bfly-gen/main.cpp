@@ -38,7 +38,7 @@ const std::string kKHelp =
                 gen::KernelSpec::kMaxK);
 const std::vector<Flag> kSpecFlags = {
     {"--K", "N", kKHelp},
-    {"--W", "N", "lanes per group: 4, 8, 16 or 32 (default: what bfly::rt::Sampler::choose_spec picks for K)"},
+    {"--W", "N", "lanes per group: 4, 8, 16 or 32 (default: what bfly::gen::choose_sample_spec picks for K)"},
     {"--remnant", "R", "largest remnant (K mod W) searched linearly, 0 .. W-1; larger ones are padded "
                        "(default: min(8, W-1))"},
     {"--type", "T", "element type of weights and sums: f32 or f64 (default f32)"},
@@ -102,19 +102,19 @@ gen::KernelSpec spec_from_args(const Args& args) {
     forced.variant = checked_flag("--variant", *text, [&] { return gen::parse_variant(*text); });
   if (const std::optional<int> R = args.integer("--remnant")) {
     forced.R = *R;
-    checked_flag("--remnant", std::to_string(*R), [&] { rt::Sampler::choose_spec(*K, type, forced); });
+    checked_flag("--remnant", std::to_string(*R), [&] { gen::choose_sample_spec(*K, type, forced); });
   }
   gen::Operation operation = gen::Operation::sample;
   if (const auto text = args.value("--operation"))
     operation = checked_flag("--operation", *text, [&] { return gen::parse_operation(*text); });
-  if (!gen::is_lda(operation)) return rt::Sampler::choose_spec(*K, type, forced);
+  if (!gen::is_lda(operation)) return gen::choose_sample_spec(*K, type, forced);
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;
   lda.W = forced.W;
   lda.variant = forced.variant;
   lda.R = forced.R;
-  return rt::LdaZStep::choose_spec(*K, type, lda);
+  return gen::choose_lda_z_spec(*K, type, lda);
 }
 
 // ---------------------------------------------------------------------------------------------------------

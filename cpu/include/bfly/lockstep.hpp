@@ -456,6 +456,18 @@ inline void __syncthreads() {
   t.fiber->yield_to(worker().scheduler);
 }
 
+// A trap ends the whole run, as it ends the CUDA context on a GPU (where the launch returns an error).
+[[noreturn]] inline void __trap() {
+  using namespace bfly::lockstep;
+  const Worker& w = worker();
+  Fiber::fail("__trap() in CTA (" + std::to_string(w.block_idx.x) + ", " + std::to_string(w.block_idx.y) + ", " +
+              std::to_string(w.block_idx.z) + ") of a launch with blockDim (" + std::to_string(w.block_dim.x) + ", " +
+              std::to_string(w.block_dim.y) + ", " + std::to_string(w.block_dim.z) + ") and gridDim (" +
+              std::to_string(w.grid_dim.x) + ", " + std::to_string(w.grid_dim.y) + ", " +
+              std::to_string(w.grid_dim.z) + "): the kernel refused its launch (a bfly kernel traps when launched "
+              "with another block size or too small a grid)");
+}
+
 inline unsigned int __float_as_uint(float x) { unsigned int u; std::memcpy(&u, &x, 4); return u; }
 inline float __uint_as_float(unsigned int u) { float x; std::memcpy(&x, &u, 4); return x; }
 inline long long __double_as_longlong(double x) { long long u; std::memcpy(&u, &x, 8); return u; }

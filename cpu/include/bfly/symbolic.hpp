@@ -1,6 +1,6 @@
 // Symbolic table entries: a value that remembers which lane's weights, over which index range, it sums.
 // Running the generated table build on these (CPU execution, bfly/lockstep.hpp) prints the tables of
-// DESIGN.md section 4 and the paper's Figures 4 and 8 from the very code the GPU runs.
+// docs/DESIGN.md section 4 and the paper's Figures 4 and 8 from the very code the GPU runs.
 #pragma once
 
 namespace bfly {

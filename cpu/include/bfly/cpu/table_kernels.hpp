@@ -2,6 +2,7 @@
 // (the generated code itself, not a formula) and the sample kernel of gen::example_spec().
 #pragma once
 
+#include "bfly/cpu/cpu_kernel.hpp"
 #include "bfly/error.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/symbolic.hpp"
@@ -14,8 +15,7 @@ namespace bfly::tables {
 // Throws bfly::Error for a W other than 4, 8, 16, 32.
 void run_table_kernel(int W, gen::Variant variant, bfly::Sym* table);
 
-// Runs the sample kernel of gen::example_spec() (f32) on the CPU; the kernel ABI of gen::generate().
-void run_example_kernel(const float* weights, long long M, long long ld, int* out, unsigned long long* invalid_rows,
-                        unsigned long long seed);
+// The sample kernel of gen::example_spec() (f32), compiled for the CPU (run it with bfly::cpu::run).
+const cpu::CpuKernel& example_kernel();
 
 }  // namespace bfly::tables

@@ -19,6 +19,7 @@ struct Source {
   std::string text;
   std::vector<std::string> headers;
   std::string description;   // what the kernel is when `spec` does not say it (an LDA baseline's spec); else empty
+  ElementType type = ElementType::f32;  // element type of the kernel's arrays (T in its family's arguments)
   std::string family;        // the kernel family's name (gen::family), empty for other sources (the LDA iteration's)
   LaunchGeometry geometry;   // how the kernel must be launched (a generated kernel traps otherwise)
 };
@@ -62,6 +63,10 @@ Source generate(const KernelSpec& spec);
 // Grid: launch_geometry(spec).grid_for_rows(D) CTAs of threads_per_cta (128) threads, one document per thread,
 // no dynamic shared memory; D == 0 needs no launch.
 Source generate_lda_baseline(const LdaBaselineSpec& spec);
+
+// The LDA iteration module of `type`: templates/bfly/lda_iteration.cuh and one extern "C" entry point per
+// gen::lda_iteration_kernels() (the typed ones for `type`), each calling its device function.
+Source lda_iteration_source(ElementType type);
 
 // The source with every bfly fragment pasted in place of its #include: one self-contained text
 // (used by the ahead-of-time header).

@@ -3,6 +3,7 @@
 
 #include "bfly/emit/generate.hpp"
 #include "bfly/jit/compile.hpp"
+#include "bfly/spec/kernel_args.hpp"
 #include "bfly/jit/driver.hpp"
 
 #include <cuda.h>
@@ -68,8 +69,20 @@ void reset_counters(CUdeviceptr counters, CUstream stream);
 // Reads them back after the launch (synchronizes `stream`): {count, first item or -1}.
 std::pair<long long, long long> read_counters(CUdeviceptr counters, CUstream stream, const std::string& what);
 
-// Launches `kernel` over M rows (sample) or documents (lda_z) on `stream` (null: the legacy default stream);
-// `arguments` are the kernel's parameters in order (cuLaunchKernel's kernelParams).
-void launch_rows(const Kernel& kernel, long long M, CUstream stream, void** arguments);
+// The one launch path of the runtime. `args` were packed (and checked) for the kernel's family; the grid covers
+// args.items() with the kernel's geometry (no launch for 0 items), on `stream` (null: the legacy default stream).
+void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream);
+
+// A grid and CTA shape, for kernels of hand-written modules (the LDA iteration's).
+struct LaunchShape {
+  long long grid_x = 1;
+  unsigned grid_y = 1;
+  unsigned block_x = 1;
+  unsigned block_y = 1;
+  unsigned shared_bytes = 0;  // dynamic shared memory
+};
+// Launches `function` (named `name` in messages) with `shape` and the packed arguments.
+void launch(CUfunction function, std::string_view name, const LaunchShape& shape, gen::PackedArgs& args,
+            CUstream stream);
 
 }  // namespace bfly::rt

@@ -1,10 +1,11 @@
 // The GPU's z-step on the CPU: the generated lda_z kernels that the GPU engine launches for a few (K, type),
 // written at build time by bfly-lda-emit-cpu-kernels (emit_cpu_kernels.cpp, specs from
-// bfly::rt::LdaZStep::choose_spec), compiled into bfly-lda as C++ after bfly/lockstep.hpp and run over the
+// bfly::gen::choose_lda_z_spec), compiled into bfly-lda as C++ after bfly/lockstep.hpp and run over the
 // kernel's whole grid on the CPU. Same source and same Philox uniforms as on the GPU (NVRTC compiles it with
 // --fmad=false, the CPU build with -ffp-contract=off), so the draws are the GPU's, token for token.
 #pragma once
 
+#include "bfly/cpu/cpu_kernel.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/lda/zstep.hpp"
 
@@ -14,15 +15,11 @@
 
 namespace bfly::lda {
 
-// One generated lda_z kernel compiled into bfly-lda. `launch` runs `ctas` CTAs of `threads_per_cta` threads of it
-// on `workers` OS threads (bfly::lockstep::launch_on) with the lda_z kernel ABI of gen::generate() and returns
-// when every token is written.
+// One generated z-step kernel compiled into bfly-lda: its spec and the CPU kernel (bfly::cpu::run takes the
+// arguments of its family, as the GPU launch does).
 struct CompiledZKernel {
   gen::KernelSpec spec;
-  std::string_view name;
-  void (*launch)(long long workers, long long ctas, int threads_per_cta, const void* theta, long long ld_theta,
-                 const void* phi, long long ld_phi, const long long* doc_offsets, const int* words, int* z,
-                 long long D, unsigned long long* invalid_tokens, unsigned long long seed, unsigned int iteration);
+  cpu::CpuKernel kernel;
 };
 
 // The kernels compiled into this build (CMake's BFLY_LDA_CPU_KERNELS), in that order.

@@ -11,14 +11,14 @@
 
 namespace bfly::lda {
 
-// What the GPU engine may be told; everything left empty is the runtime's choice (LdaZStep::choose_spec).
+// What the GPU engine may be told; everything left empty is the runtime's choice (gen::choose_lda_z_spec).
 struct GpuEngineOptions {
   int W = 0;              // 0: chosen; else 4, 8, 16 or 32
   std::string variant;    // "": chosen; else "swap" or "addsub"
 };
 
 // The z-step kernel the GPU engine launches for K topics of element type T on a corpus whose documents hold
-// `mean_document_length` tokens on average (0: unknown): bfly::rt::LdaZStep::choose_spec with `options`. Without
+// `mean_document_length` tokens on average (0: unknown): bfly::gen::choose_lda_z_spec with `options`. Without
 // a GPU, bfly-lda runs this same kernel on the CPU when it is compiled in (generated_zstep.hpp).
 template <typename T>
 gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options = {}, double mean_document_length = 0);

@@ -32,11 +32,6 @@ struct LdaPriors {
   double beta = 0.01;  // symmetric prior on each topic's words, > 0
 };
 
-// The source of the iteration kernels of `type` that LdaIteration compiles: templates/bfly/lda_iteration.cuh and
-// the lines that instantiate it (kernels bfly_lda_zero, bfly_lda_lgamma_table, bfly_lda_count,
-// bfly_lda_theta_<type>, bfly_lda_phi_mean_<type>, ...).
-gen::Source lda_iteration_source(gen::ElementType type);
-
 class LdaIteration {
  public:
   // Compiles (or finds in the cache) the kernels of `type` for the current device and allocates the counts and

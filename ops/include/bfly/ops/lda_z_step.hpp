@@ -2,6 +2,7 @@
 // by a generated lda_z kernel (the paper's Algorithms 5 and 7-10), JIT-compiled and cached like the Sampler's.
 #pragma once
 
+#include "bfly/spec/choose.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
 #include <cstdint>
@@ -12,17 +13,9 @@ struct CUstream_st;
 
 namespace bfly::rt {
 
-// What the caller may force; anything left empty is chosen by LdaZStep::choose_spec.
-struct LdaZOptions {
-  // gen::Operation::lda_z_doc (one document per group of W lanes) or gen::Operation::lda_z (the paper's Algorithm 7,
-  // one document per lane). Both take the same arguments and draw the same topics up to rounding at a boundary.
-  std::optional<gen::Operation> operation;
-  std::optional<int> W;  // 4, 8, 16 or 32
-  std::optional<gen::Variant> variant;
-  std::optional<int> R;  // remnant threshold, 0 .. W-1
-  // Tokens per document of the corpus on average (0: unknown). lda_z_doc gives each document a group of W lanes,
-  // so for short documents (fewer than W / 2 tokens on average) choose_spec halves its W, down to 8.
-  double mean_document_length = 0;
+// What the caller may force or tell (operation, W, variant, R, mean document length: gen::LdaZChoice, anything left
+// empty is chosen by gen::choose_lda_z_spec) and whether to read the invalid tokens back.
+struct LdaZOptions : gen::LdaZChoice {
   bool report_invalid_tokens = true;  // read back {count, first token} of tokens written as -1
 };
 
@@ -52,11 +45,9 @@ class LdaZStep {
                  const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
                  unsigned int iteration, CUstream_st* stream = nullptr);
 
-  // The spec used for K and type: operation lda_z_doc unless options.operation says lda_z; the Sampler's rule
-  // (Sampler::choose_spec) for W and R, except W = 32 from K = 1024 on in f32 and from K = 512 in f64 (lda_z_doc;
-  // from K = 256 for lda_z), halved once for lda_z_doc when options.mean_document_length is below W / 2, and the
-  // addsub variant for lda_z_doc in both types. Measured on an H100 (bench/results).
-  static gen::KernelSpec choose_spec(int K, gen::ElementType type, const LdaZOptions& options);
+  // The spec used for K and type: gen::choose_lda_z_spec(K, type, options()).
+  gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_lda_z_spec(K, type, options_); }
+  const LdaZOptions& options() const { return options_; }
 
  private:
   template <typename T>

@@ -1,6 +1,7 @@
 // bfly::rt::Sampler: one call draws one category per row on the GPU with a generated, JIT-compiled kernel.
 #pragma once
 
+#include "bfly/spec/choose.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
 #include <cstdint>
@@ -12,11 +13,9 @@ struct CUstream_st;  // the same type as cudaStream_t and CUstream
 
 namespace bfly::rt {
 
-// What the caller may force; anything left empty is chosen by Sampler::choose_spec.
-struct SamplerOptions {
-  std::optional<int> W;                    // 4, 8, 16 or 32
-  std::optional<gen::Variant> variant;
-  std::optional<int> R;                    // remnant threshold, 0 .. W-1
+// What the caller may force (W, variant, R: anything left empty is chosen by gen::choose_sample_spec) and whether
+// to read the invalid rows back.
+struct SamplerOptions : gen::SampleChoice {
   bool report_invalid_rows = true;         // read back {count, first row} of rows written as -1
 };
 
@@ -55,13 +54,8 @@ class Sampler {
   SampleReport sample_host(std::span<const double> weights, long long M, int K, long long ld, std::span<int> out,
                            std::uint64_t seed);
 
-  // The spec used for K and type under `options`. Rule, from the H100 sweep in bench/results (2026-11-22):
-  // W = 16 for K >= 16 (the steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about
-  // twice the registers and ran erratically for K not a multiple of 32), 8 for K >= 8, else 4; variant addsub
-  // for f32 (the paper's faster build) and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants
-  // of up to 8 leading elements are searched linearly and larger ones padded. Forced fields replace the chosen
-  // ones; the result is validated (bfly::Error names a bad forced value).
-  static gen::KernelSpec choose_spec(int K, gen::ElementType type, const SamplerOptions& options);
+  // The spec used for K and type: gen::choose_sample_spec(K, type, options()).
+  gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_sample_spec(K, type, options_); }
 
   const SamplerOptions& options() const { return options_; }
 

@@ -77,6 +77,18 @@ std::string parameter_list(const KernelFamily& family, ElementType element, bool
 std::span<const KernelFamily* const> kernel_families();
 const KernelFamily& family(std::string_view name);
 
+// One entry point of the LDA iteration module (templates/bfly/lda_iteration.cuh): its family (name and arguments)
+// and the device function its body calls. `typed` entry points exist once per element type, named
+// "<family name>_<tag>"; in `call`, {T} stands for the element type's CUDA type.
+struct IterationKernel {
+  KernelFamily family;
+  std::string_view call;
+  bool typed = false;
+  std::string name(ElementType element) const;  // "bfly_lda_theta_f32", "bfly_lda_zero"
+};
+std::span<const IterationKernel> lda_iteration_kernels();
+const IterationKernel& lda_iteration_kernel(std::string_view family_name);
+
 // Launch geometry: how a generated kernel is launched. The kernel embeds the same numbers and traps when launched
 // otherwise; the runtime, the ahead-of-time header and the CPU execution all take their grids from here.
 struct LaunchGeometry {

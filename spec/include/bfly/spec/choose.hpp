@@ -1,0 +1,45 @@
+// The rules that choose a kernel spec for a K and element type, with whatever the caller forces: the Sampler's and
+// the LDA z-step's. They live with the spec, so that build-time emitters, tools and tests can ask which kernel a
+// call will use without the runtime (or NVRTC). Every rule was measured on an H100; bench/RESULTS.md has the data.
+#pragma once
+
+#include "bfly/spec/kernel_spec.hpp"
+
+#include <optional>
+
+namespace bfly::gen {
+
+// What a sampling caller may force; anything left empty is chosen by choose_sample_spec.
+struct SampleChoice {
+  std::optional<int> W;            // 4, 8, 16 or 32
+  std::optional<Variant> variant;
+  std::optional<int> R;            // remnant threshold, 0 .. W-1
+};
+
+// The sampling spec for K and type. Rule, from the H100 sweep (bench/results, 2026-11-22): W = 16 for K >= 16 (the
+// steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about twice the registers and ran
+// erratically for K not a multiple of 32), 8 for K >= 8, else 4; variant addsub for f32 (the paper's faster build)
+// and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants of up to 8 leading elements are
+// searched linearly and larger ones padded. Forced fields replace the chosen ones; the result is validated
+// (bfly::Error names a bad forced value).
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {});
+
+// What an LDA z-step caller may force or tell; anything left empty is chosen by choose_lda_z_spec.
+struct LdaZChoice {
+  // Operation::lda_z_doc (one document per group of W lanes) or Operation::lda_z (the paper's Algorithm 7, one
+  // document per lane). Both take the same arguments and draw the same topics up to rounding at a boundary.
+  std::optional<Operation> operation;
+  std::optional<int> W;  // 4, 8, 16 or 32
+  std::optional<Variant> variant;
+  std::optional<int> R;  // remnant threshold, 0 .. W-1
+  // Tokens per document of the corpus on average (0: unknown). lda_z_doc gives each document a group of W lanes,
+  // so for short documents (fewer than W / 2 tokens on average) the rule halves its W, down to 8.
+  double mean_document_length = 0;
+};
+
+// The z-step spec for K and type: operation lda_z_doc unless forced to lda_z; the sampling rule for W and R, except
+// W = 32 from K = 1024 on in f32 and from K = 512 in f64 (lda_z_doc; from K = 256 for lda_z), halved once for
+// lda_z_doc when mean_document_length is below W / 2, and the addsub variant for lda_z_doc in both types.
+KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced = {});
+
+}  // namespace bfly::gen

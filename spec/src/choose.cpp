@@ -1,0 +1,66 @@
+// choose_sample_spec and choose_lda_z_spec: the measured rules behind the runtime's automatic kernel choice.
+#include "bfly/spec/choose.hpp"
+
+#include "bfly/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace bfly::gen {
+namespace {
+
+// lda_z_doc: the smallest K given W = 32 (below: the sampling rule, W = 16 from K = 16 on). From the K = 4..1024
+// sweeps on the paper-shaped corpus (H100, bench/results/h100-80gb-hbm3-2026-11-23-lda-sweep-f{32,64}.csv): in f32
+// W = 16 was faster at 212 of the 253 K >= 16 and W = 32 only at large multiples of 32 (K = 1024: 2.02 ms
+// against 2.39); this threshold leaves the choice within 1.2% of the better of the two on average (17% at worst).
+// In f64 W = 16 falls behind from K ~ 600 (K = 768: 6.06 ms against 3.14); threshold 512: within 1.5% on average.
+constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32 ? 1024 : 512; }
+
+}  // namespace
+
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced) {
+  KernelSpec spec;
+  spec.K = K;
+  spec.type = type;
+  spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
+  if (forced.W) spec.W = *forced.W;
+  // addsub (the paper's faster build) for f32; for f64 the swap build matched or beat it at every K of the H100
+  // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).
+  spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
+  spec.R = forced.R.value_or(std::min(8, spec.W - 1));
+  spec.operation = Operation::sample;
+  spec.validate();
+  return spec;
+}
+
+KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced) {
+  const Operation operation = forced.operation.value_or(Operation::lda_z_doc);
+  if (!is_lda(operation))
+    throw Error(fmt::format("the LDA z-step's operation = {} is not an LDA z-step; use lda_z_doc or lda_z",
+                            name_of(operation)));
+  SampleChoice sample{forced.W, forced.variant, forced.R};
+  if (operation == Operation::lda_z_doc) {
+    // One document per group: W = 32 from doc_w32_from_k(type) on, and addsub in both types (quick run of
+    // 2026-11-23, K = 1024: f64 4.07 ms against 4.49 for swap; f32 2.02 against 2.22).
+    if (!sample.W && K >= doc_w32_from_k(type)) sample.W = 32;
+    if (!sample.variant) sample.variant = Variant::addsub;
+    // Short documents leave most lanes of a group idle in their one round: on the WordNet glosses (7 tokens a
+    // document, H100, bench/results/h100-80gb-hbm3-2026-11-23-wordnet-k1024-gpu.log) K = 64 ran its z-step in
+    // 0.112 ms with W = 8 against 0.180 ms with the default 16, and K = 1024 in 1.53 ms with W = 16 against 2.00 ms
+    // with 32 (W = 8 there: 1.84 ms, so the width is halved once).
+    if (!forced.W && forced.mean_document_length > 0) {
+      const int W = choose_sample_spec(K, type, sample).W;
+      if (W > 8 && forced.mean_document_length < W / 2.0) sample.W = W / 2;
+    }
+  } else {
+    // One document per lane (the paper's Algorithm 7): W = 32 beat W = 16 from K = 256 on (2026-11-22; f32
+    // K = 1024: 12.1 ms against 18.8 ms; f64: 20.1 against 66.9), while W = 16 stayed ahead below.
+    if (!sample.W && K >= 256) sample.W = 32;
+  }
+  KernelSpec spec = choose_sample_spec(K, type, sample);
+  spec.operation = operation;
+  return spec;
+}
+
+}  // namespace bfly::gen
