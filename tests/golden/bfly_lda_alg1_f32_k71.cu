@@ -28,7 +28,7 @@ __device__ __forceinline__ int search_partial_sums(const T* p_column, long long 
 }
 
 // Algorithm 3's u' = sum * u, u the uniform of token t that bfly's kernels use too: Philox(seed; t, 0,
-// iteration) (DESIGN.md section 5). Kept below sum whatever the rounding.
+// iteration) (docs/DESIGN.md section 5). Kept below sum whatever the rounding.
 __device__ __forceinline__ T token_target(unsigned long long seed, long long token, unsigned int iteration, T sum) {
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
   return bfly::scaled_uniform(u, sum);
@@ -40,12 +40,16 @@ __device__ __forceinline__ T token_target(unsigned long long seed, long long tok
 // Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1] - 1 belong to document m, whose topic
 // weights are row m of theta. p is the paper's table of partial sums, one column of K per document
 // (p[k * D + m], so that the stores of a warp are coalesced); it holds the running sums of the last token drawn.
+// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
+// ceil(D / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave documents
+// unwritten.
 extern "C" __global__ void __launch_bounds__(128)
 bfly_lda_alg1_f32_k71(const float* __restrict__ theta, long long ld_theta, const float* __restrict__ phi,
     long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
     long long D, float* __restrict__ p, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed,
     unsigned int iteration) {
   using namespace bfly_lda_alg1_f32_k71_detail;
+  bfly::require_launch(THREADS, THREADS, D);  // the launch contract above
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
   if (m >= D) return;
   const T* const theta_row = theta + m * ld_theta;

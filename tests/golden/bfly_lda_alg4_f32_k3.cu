@@ -33,7 +33,7 @@ __device__ __forceinline__ int search_partial_sums(const T* p_column, long long 
 }
 
 // Algorithm 3's u' = sum * u, u the uniform of token t that bfly's kernels use too: Philox(seed; t, 0,
-// iteration) (DESIGN.md section 5). Kept below sum whatever the rounding.
+// iteration) (docs/DESIGN.md section 5). Kept below sum whatever the rounding.
 __device__ __forceinline__ T token_target(unsigned long long seed, long long token, unsigned int iteration, T sum) {
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
   return bfly::scaled_uniform(u, sum);
@@ -150,12 +150,16 @@ __device__ __forceinline__ void transpose_block(T (&a)[W], int r) {
 // each lane holds its own token's products, and stores the running sums in p; then each lane searches its own
 // column of p (Algorithm 3). Documents are in CSR form as for Algorithm 1; p[k * D + m] is P[k] of document m,
 // holding the running sums of the last token drawn. Sorting documents by length keeps the lanes equally busy.
+// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
+// ceil(D / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave documents
+// unwritten.
 extern "C" __global__ void __launch_bounds__(128)
 bfly_lda_alg4_f32_k3(const float* __restrict__ theta, long long ld_theta, const float* __restrict__ phi,
     long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
     long long D, float* __restrict__ p, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed,
     unsigned int iteration) {
   using namespace bfly_lda_alg4_f32_k3_detail;
+  bfly::require_launch(THREADS, THREADS, D);  // the launch contract above
   // Algorithm 4 lines 3-6: group q of W lanes (a warp), lane r, document m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
