@@ -128,7 +128,7 @@ TEST(KernelFamilies, GeneratedSignaturesFollowTheFamily) {
     EXPECT_NE(source.text.find("bfly::require_launch(THREADS, "), std::string::npos) << source.kernel_name;
     EXPECT_NE(source.text.find(check), std::string::npos) << source.kernel_name;
     // The CPU launcher reads every argument, in order, in its parameter type.
-    const std::string launcher = cpu_launcher(source, "run_it");
+    const std::string launcher = cpu_launcher(source, family(source.family), "run_it");
     for (std::size_t i = 0; i < f.args.size(); ++i) {
       const std::string read = "args[" + std::to_string(i) + "]";
       EXPECT_NE(launcher.find(read), std::string::npos) << source.kernel_name << " " << f.args[i].name;
@@ -140,7 +140,7 @@ TEST(KernelFamilies, GeneratedSignaturesFollowTheFamily) {
 
 TEST(KernelFamilies, TheAheadOfTimeLaunchFunctionFollowsTheFamily) {
   for (const KernelSpec& spec : {choose_sample_spec(100, ElementType::f64), choose_lda_z_spec(300, ElementType::f32)}) {
-    const std::string header = one_line(bfly::cli::aot_header(spec));
+    const std::string header = one_line(aot_header(spec));
     const KernelFamily& f = family_of(spec);
     std::string parameters, arguments;
     for (const KernelArg& arg : f.args) {

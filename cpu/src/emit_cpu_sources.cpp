@@ -20,14 +20,14 @@ namespace {
 
 using namespace bfly::gen;
 
-using bfly::cli::write_if_different;
+using bfly::gen::write_if_different;
 
 // The kernels of `sources` with their launchers, and a function `registry` that appends their CpuKernel entries.
 std::string cpu_kernels_file(std::string_view what, const std::vector<Source>& sources, std::string_view registry) {
   std::string kernels, entries;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string launcher = fmt::format("launch_{}", sources[i].kernel_name);
-    kernels += sources[i].text + "\n" + cpu_launcher(sources[i], launcher) + "\n";
+    kernels += sources[i].text + "\n" + cpu_launcher(sources[i], family(sources[i].family), launcher) + "\n";
     entries += fmt::format("  out.push_back({});\n", cpu_kernel_entry(sources[i], launcher));
   }
   return fmt::format(
@@ -68,7 +68,7 @@ std::string tables_source() {
       "  return kernel;\n"
       "}}\n"
       "}}  // namespace bfly::tables\n",
-      kernels, example.text, cpu_launcher(example, "launch_example"), table,
+      kernels, example.text, cpu_launcher(example, family(example.family), "launch_example"), table,
       cpu_kernel_entry(example, "launch_example"));
 }
 

@@ -25,7 +25,7 @@ namespace {
 
 using namespace bfly;
 
-using bfly::cli::write_if_different;
+using bfly::gen::write_if_different;
 
 // "64:f32" -> the spec gen::choose_lda_z_spec picks for K = 64, f32; "64:f32:short" -> the same for a corpus of
 // short documents (the width it picks when documents hold fewer than W / 2 tokens on average).
@@ -63,7 +63,8 @@ std::string kernel_file(const gen::KernelSpec& spec, std::string_view pair, int 
       "  return {{gen::parse_kernel_name(\"{0}\"), {6}}};\n"
       "}}\n"
       "}}  // namespace bfly::lda::generated\n",
-      source.kernel_name, gen::describe(spec), pair, source.text, gen::cpu_launcher(source, "launch"), index,
+      source.kernel_name, gen::describe(spec), pair, source.text, gen::cpu_launcher(source, gen::family(source.family), "launch"),
+      index,
       gen::cpu_kernel_entry(source, "launch"));
 }
 

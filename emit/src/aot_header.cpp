@@ -11,12 +11,9 @@
 #include <algorithm>
 #include <cctype>
 
-namespace bfly::cli {
+namespace bfly::gen {
 namespace {
 
-using gen::ArgRole;
-using gen::KernelArg;
-using gen::KernelFamily;
 
 std::string guard_macro(const std::string& kernel_name) {
   std::string guard;
@@ -25,11 +22,11 @@ std::string guard_macro(const std::string& kernel_name) {
 }
 
 // "const float* weights, long long M, ...", wrapped at 116 columns, continuation lines indented by 4.
-std::string launch_parameters(const KernelFamily& family, gen::ElementType type) {
+std::string launch_parameters(const KernelFamily& family, ElementType type) {
   std::string out = "    ";
   std::size_t line_start = 0;
   for (const KernelArg& arg : family.args) {
-    const std::string parameter = gen::c_type(arg.type, type) + " " + std::string(arg.name) + ",";
+    const std::string parameter = c_type(arg.type, type) + " " + std::string(arg.name) + ",";
     if (out.size() > 4 && out.size() - line_start + 1 + parameter.size() > 116) {
       out += "\n    ";
       line_start = out.size() - 4;
@@ -90,14 +87,13 @@ std::string null_checks(const KernelFamily& family) {
                                 : fmt::format("  if ({})\n    return cudaErrorInvalidValue;\n", condition);
 }
 
-std::string usage_comment(const gen::Source& source, const gen::KernelSpec& spec, const KernelFamily& family) {
-  const gen::LaunchGeometry& g = source.geometry;
+std::string usage_comment(const Source& source, const KernelFamily& family, std::string_view regenerate) {
+  const LaunchGeometry& g = source.geometry;
   const std::string_view items = family.arg(ArgRole::items).name;
   std::string text = fmt::format(
       "// {name}: ahead-of-time header written by bfly-gen (bfly {version}).\n"
       "// Do not edit; regenerate with\n"
-      "//   bfly-gen generate --operation {operation} --K {K} --W {W} --remnant {R} --type {type} --variant {variant} "
-      "-o FILE\n"
+      "//   {regenerate}\n"
       "//\n"
       "{about}"
       "// Use: include this file in one .cu file of an nvcc build (the kernel is an extern \"C\" symbol, so a second\n"
@@ -106,12 +102,11 @@ std::string usage_comment(const gen::Source& source, const gen::KernelSpec& spec
       "//   cudaError_t status = {name}_launch(\n"
       "//       {arguments}, stream);\n"
       "//\n",
-      fmt::arg("name", source.kernel_name), fmt::arg("operation", gen::name_of(spec.operation)),
-      fmt::arg("K", spec.K), fmt::arg("W", spec.W), fmt::arg("R", spec.R), fmt::arg("type", gen::name_of(spec.type)),
-      fmt::arg("variant", gen::name_of(spec.variant)), fmt::arg("version", gen::bfly_version()),
+      fmt::arg("name", source.kernel_name), fmt::arg("regenerate", regenerate),
+      fmt::arg("version", bfly_version()),
       fmt::arg("about", comment_block("// ", "// ",
-                                      fmt::format("The {} kernel {} (K = {}, {}).", family.name, family.summary,
-                                                  spec.K, gen::name_of(spec.type)))),
+                                      fmt::format("The {} kernel {} ({}).", family.name, family.summary,
+                                                  describe(source)))),
       fmt::arg("arguments", argument_names(family)));
   std::size_t width = 0;
   for (const KernelArg& arg : family.args) width = std::max(width, arg.name.size());
@@ -132,8 +127,8 @@ std::string usage_comment(const gen::Source& source, const gen::KernelSpec& spec
   return text;
 }
 
-std::string launch_function(const gen::Source& source, const gen::KernelSpec& spec, const KernelFamily& family) {
-  const gen::LaunchGeometry& g = source.geometry;
+std::string launch_function(const Source& source, const KernelFamily& family, int row_stride_minimum) {
+  const LaunchGeometry& g = source.geometry;
   const std::string_view items = family.arg(ArgRole::items).name;
   return fmt::format(
       "#ifdef __CUDACC__\n"
@@ -155,20 +150,28 @@ std::string launch_function(const gen::Source& source, const gen::KernelSpec& sp
       "  return cudaGetLastError();\n"
       "}}\n"
       "#endif  // __CUDACC__\n",
-      fmt::arg("name", source.kernel_name), fmt::arg("parameters", launch_parameters(family, spec.type)),
+      fmt::arg("name", source.kernel_name), fmt::arg("parameters", launch_parameters(family, source.type)),
       fmt::arg("threads", g.threads_per_cta), fmt::arg("per_cta", g.rows_per_cta), fmt::arg("item", family.item),
-      fmt::arg("bad_shape", shape_condition(family, spec.K)), fmt::arg("items", items),
+      fmt::arg("bad_shape", shape_condition(family, row_stride_minimum)), fmt::arg("items", items),
       fmt::arg("null_checks", null_checks(family)), fmt::arg("arguments", argument_names(family)));
 }
 
 }  // namespace
 
-std::string aot_header(const gen::KernelSpec& spec) {
-  const gen::Source source = gen::generate(spec);
-  const KernelFamily& family = gen::family(source.family);
+std::string aot_header(const Source& source, const KernelFamily& family, std::string_view regenerate,
+                       int row_stride_minimum) {
   const std::string guard = guard_macro(source.kernel_name);
-  return fmt::format("{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n", usage_comment(source, spec, family), guard,
-                     guard, gen::inline_headers(source), launch_function(source, spec, family), guard);
+  return fmt::format("{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n", usage_comment(source, family, regenerate),
+                     guard, guard, inline_headers(source), launch_function(source, family, row_stride_minimum), guard);
 }
 
-}  // namespace bfly::cli
+std::string aot_header(const KernelSpec& spec) {
+  return aot_header(generate(spec), family_of(spec),
+                    fmt::format("bfly-gen generate --operation {} --K {} --W {} --remnant {} --type {} --variant {} "
+                                "-o FILE",
+                                name_of(spec.operation), spec.K, spec.W, spec.R, name_of(spec.type),
+                                name_of(spec.variant)),
+                    spec.K);
+}
+
+}  // namespace bfly::gen

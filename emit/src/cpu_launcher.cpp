@@ -8,8 +8,7 @@
 
 namespace bfly::gen {
 
-std::string cpu_launcher(const Source& source, std::string_view launcher) {
-  const KernelFamily& f = family(source.family);
+std::string cpu_launcher(const Source& source, const KernelFamily& f, std::string_view launcher) {
   CodeWriter w;
   w.line("// Runs {} on the CPU; args[i] points at argument i in its parameter's type (gen::PackedArgs).",
          source.kernel_name);

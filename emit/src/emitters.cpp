@@ -26,8 +26,10 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeW
 
 void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
+  const bool per_group = item_per_group(spec.operation);
+  const std::string_view item = family_of(spec.operation).item;
   w.line("constexpr int W = {};  // lanes per group; a group draws for W {}", spec.W,
-         spec.operation == Operation::lda_z_doc ? "tokens of its document at a time" : "consecutive rows");
+         per_group ? fmt::format("tokens of its {} at a time", item) : std::string("consecutive rows"));
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
   if (spec.linear_remnant())
@@ -49,18 +51,9 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int CHUNKS = {};  // running totals per row in shared memory (Algorithm 9 searches them)",
          geometry.chunks);
   w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
-         spec.operation == Operation::sample ? "row"
-         : spec.operation == Operation::lda_z ? "document"
-                                               : "token of the group's document in flight");
-  if (spec.operation == Operation::lda_z)
-    w.line("constexpr int THETA_LOCAL = {};  // theta values cached per lane (Algorithm 5)",
-           std::max(1, (spec.linear_remnant() ? spec.remnant() : 0) + spec.blocks() * spec.W));
-  if (spec.operation == Operation::lda_z_doc) {
-    w.line("constexpr int GROUPS = {};  // groups (documents in flight) per CTA", geometry.rows_per_cta);
-    w.line("constexpr bool THETA_IN_SHARED = {};  // {}", geometry.theta_in_shared ? "true" : "false",
-           geometry.theta_in_shared ? "each group stages its document's theta row in shared memory"
-                                    : "theta rows are read from global memory (L1): K * GROUPS does not fit");
-  }
+         per_group ? fmt::format("token of the group's {} in flight", item) : std::string(item));
+  if (per_group) w.line("constexpr int GROUPS = {};  // groups ({}s in flight) per CTA", geometry.rows_per_cta, item);
+  if (const auto more = operation_emitters(spec.operation).constants) more(spec, geometry, w);
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
 
@@ -200,13 +193,24 @@ OperationText lda_z_text(const KernelSpec&) {
   return t;
 }
 
+void lda_z_constants(const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) {
+  w.line("constexpr int THETA_LOCAL = {};  // theta values cached per lane (Algorithm 5)",
+         std::max(1, (spec.linear_remnant() ? spec.remnant() : 0) + spec.blocks() * spec.W));
+}
+
+void lda_z_doc_constants(const KernelSpec&, const LaunchGeometry& geometry, CodeWriter& w) {
+  w.line("constexpr bool THETA_IN_SHARED = {};  // {}", geometry.theta_in_shared ? "true" : "false",
+         geometry.theta_in_shared ? "each group stages its document's theta row in shared memory"
+                                  : "theta rows are read from global memory (L1): K * GROUPS does not fit");
+}
+
 const OperationEmitters kOperationEmitters[] = {
-    {Operation::sample, "Algorithms 7-10", load_functions, "combine_bad",
+    {Operation::sample, "Algorithms 7-10", nullptr, load_functions, "combine_bad",
      [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); }, sample_text},
-    {Operation::lda_z, "Algorithms 7-10", lda_functions, "cache_theta",
+    {Operation::lda_z, "Algorithms 7-10", lda_z_constants, lda_functions, "cache_theta",
      [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { cache_theta(spec, w); }, lda_z_text},
-    {Operation::lda_z_doc, "Algorithms 8-10 with one document per group of W lanes", lda_doc_functions,
-     "stage_theta", stage_theta_row, lda_z_doc_text},
+    {Operation::lda_z_doc, "Algorithms 8-10 with one document per group of W lanes", lda_z_doc_constants,
+     lda_doc_functions, "stage_theta", stage_theta_row, lda_z_doc_text},
 };
 
 }  // namespace

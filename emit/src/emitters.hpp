@@ -40,6 +40,8 @@ struct OperationText {
 struct OperationEmitters {
   Operation operation;
   std::string_view algorithms;  // the header comment's "Algorithms 7-10 ..." for this operation
+  // Named constants of this operation only, after the shared ones (null: none).
+  void (*constants)(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
   // The device functions that read this operation's weights (loads, products).
   void (*functions)(const KernelSpec& spec, CodeWriter& w);
   // The skeleton slot filled before the passes, and its emitter (combine_bad, cache_theta or stage_theta).

@@ -83,24 +83,38 @@ Source generate(const KernelSpec& spec) {
 
   std::map<std::string, std::string> values = {
       {"header_comment", header_comment(spec, name)},
-      {"detail_namespace", name + "_detail"},
       {"constants", without_trailing_newline(constants.text())},
       {"device_functions", without_trailing_newline(functions.text())},
-      {"threads_per_cta", std::to_string(geometry.threads_per_cta)},
       {"shared_memory", without_trailing_newline(shared.text())},
       {std::string(operation.prologue_slot), without_trailing_newline(prologue.text())},
       {"pass1", without_trailing_newline(pass1.text())},
       {"pass2", without_trailing_newline(pass2.text())},
   };
-  emit::interface_values(family, spec.type, name, spec.operation == Operation::lda_z_doc ? "GROUPS" : "THREADS", values);
-  Source source;
+  FamilyKernel kernel;
+  kernel.family = &family;
+  kernel.type = spec.type;
+  kernel.kernel_name = name;
+  kernel.geometry = geometry;
+  kernel.items_per_cta = item_per_group(spec.operation) ? "GROUPS" : "THREADS";
+  Source source = fill_family_skeleton(kernel, std::move(values));
   source.spec = spec;
-  source.type = spec.type;
+  return source;
+}
+
+Source fill_family_skeleton(const FamilyKernel& kernel, std::map<std::string, std::string> values) {
+  const KernelFamily& family = *kernel.family;
+  emit::interface_values(family, kernel.type, kernel.kernel_name, kernel.items_per_cta, values);
+  values["detail_namespace"] = kernel.kernel_name + "_detail";
+  values["threads_per_cta"] = std::to_string(kernel.geometry.threads_per_cta);
+  Source source;
+  source.kernel_name = kernel.kernel_name;
+  source.type = kernel.type;
   source.family = family.name;
-  source.geometry = geometry;
-  source.kernel_name = name;
-  source.text = fill_template(family.skeleton, template_source(family.skeleton), values);
-  source.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh"};
+  source.geometry = kernel.geometry;
+  const std::string_view skeleton =
+      kernel.skeleton_text.empty() ? template_source(family.skeleton) : kernel.skeleton_text;
+  source.text = fill_template(family.skeleton, skeleton, values);
+  source.headers = kernel.headers;
   return source;
 }
 

@@ -173,25 +173,20 @@ Source generate_lda_baseline(const LdaBaselineSpec& spec) {
   }
   std::map<std::string, std::string> values = {
       {"header_comment", header_comment(spec, name)},
-      {"detail_namespace", name + "_detail"},
       {"constants", without_trailing_newline(constant_lines.text())},
       {"device_functions", without_trailing_newline(functions.text())},
-      {"threads_per_cta", std::to_string(launch_geometry(spec).threads_per_cta)},
   };
-  emit::interface_values(family_of(spec), spec.type, name, "THREADS", values);
   if (alg4) {
     values["remnant"] = without_trailing_newline(alg4_remnant(spec));
     values["blocks"] = without_trailing_newline(alg4_blocks(spec));
   }
-  const std::string_view skeleton = family_of(spec).skeleton;
-  Source source;
-  source.kernel_name = name;
+  FamilyKernel kernel;
+  kernel.family = &family_of(spec);
+  kernel.type = spec.type;
+  kernel.kernel_name = name;
+  kernel.geometry = launch_geometry(spec);
+  Source source = fill_family_skeleton(kernel, std::move(values));
   source.description = describe(spec);
-  source.type = spec.type;
-  source.family = family_of(spec).name;
-  source.geometry = launch_geometry(spec);
-  source.text = fill_template(skeleton, template_source(skeleton), values);
-  source.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh"};
   return source;
 }
 

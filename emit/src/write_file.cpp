@@ -11,7 +11,7 @@
 #include <sstream>
 #include <system_error>
 
-namespace bfly::cli {
+namespace bfly::gen {
 
 bool write_if_different(const std::string& path, const std::string& content) {
   {
@@ -46,4 +46,4 @@ bool write_if_different(const std::string& path, const std::string& content) {
   return true;
 }
 
-}  // namespace bfly::cli
+}  // namespace bfly::gen

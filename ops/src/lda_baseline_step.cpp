@@ -31,12 +31,10 @@ LdaBaselineStep::~LdaBaselineStep() = default;
 
 const std::string& LdaBaselineStep::kernel_name() const { return state_->kernel.name; }
 
-template <typename T>
-void LdaBaselineStep::run_typed(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
-                                const long long* doc_offsets, const int* words, int* z, long long D, T* p,
-                                std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
-                                unsigned long long* invalid_tokens) {
-  const gen::ElementType type = gen::element_type_of<T>;
+void LdaBaselineStep::run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi,
+                          long long ld_phi, const long long* doc_offsets, const int* words, int* z, long long D,
+                          void* p, std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
+                          unsigned long long* invalid_tokens) {
   if (type != spec_.type)
     throw Error(fmt::format("LdaBaselineStep::run: {} is built for {}, called with {} arrays", kernel_name(),
                             gen::name_of(spec_.type), gen::name_of(type)));
@@ -44,20 +42,6 @@ void LdaBaselineStep::run_typed(const T* theta, long long ld_theta, const T* phi
                        {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, p, invalid_tokens, seed, iteration},
                        spec_.K);
   launch(state_->kernel, args, stream);
-}
-
-void LdaBaselineStep::run(const float* theta, long long ld_theta, const float* phi, long long ld_phi,
-                          const long long* doc_offsets, const int* words, int* z, long long D, float* p,
-                          std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
-                          unsigned long long* invalid_tokens) {
-  run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, p, seed, iteration, stream, invalid_tokens);
-}
-
-void LdaBaselineStep::run(const double* theta, long long ld_theta, const double* phi, long long ld_phi,
-                          const long long* doc_offsets, const int* words, int* z, long long D, double* p,
-                          std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
-                          unsigned long long* invalid_tokens) {
-  run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, p, seed, iteration, stream, invalid_tokens);
 }
 
 }  // namespace bfly::rt

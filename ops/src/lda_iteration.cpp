@@ -140,10 +140,9 @@ void LdaIteration::count(const long long* doc_offsets, const int* words, const i
            ptr(s.topic.get()), ptr(s.bad.get()), shared_topics});
 }
 
-template <typename T>
-void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
-                                  std::uint64_t seed, std::uint32_t iteration, T* theta, T* phi, CUstream_st* stream) {
-  const gen::ElementType type = gen::element_type_of<T>;
+void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets, const LdaPriors& priors,
+                            LdaEstimate estimate, std::uint64_t seed, std::uint32_t iteration, void* theta, void* phi,
+                            CUstream_st* stream) {
   if (type != type_)
     throw Error(fmt::format("LdaIteration::estimate: this object was built for {}, called with {}",
                             gen::name_of(type_), gen::name_of(type)));
@@ -196,18 +195,6 @@ void LdaIteration::estimate_typed(const long long* doc_offsets, const LdaPriors&
   s.finish_ll(type_, rows_shape(1, 256), stream,
               {ptr(s.ll_partials.get()), static_cast<int>(s.theta_grid + s.phi_grid), ptr(s.topic.get()), K, V, beta,
                ptr(s.ll_result.get())});
-}
-
-void LdaIteration::estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
-                            std::uint64_t seed, std::uint32_t iteration, float* theta, float* phi,
-                            CUstream_st* stream) {
-  estimate_typed(doc_offsets, priors, estimate, seed, iteration, theta, phi, stream);
-}
-
-void LdaIteration::estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
-                            std::uint64_t seed, std::uint32_t iteration, double* theta, double* phi,
-                            CUstream_st* stream) {
-  estimate_typed(doc_offsets, priors, estimate, seed, iteration, theta, phi, stream);
 }
 
 double LdaIteration::log_likelihood(CUstream_st* stream) {

@@ -21,14 +21,13 @@ LdaZStep::LdaZStep(LdaZStep&&) noexcept = default;
 LdaZStep& LdaZStep::operator=(LdaZStep&&) noexcept = default;
 LdaZStep::~LdaZStep() = default;
 
-template <typename T>
-LdaZReport LdaZStep::run_typed(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
-                               const long long* doc_offsets, const int* words, int* z, long long D, int K,
-                               std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
+LdaZReport LdaZStep::run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi,
+                         long long ld_phi, const long long* doc_offsets, const int* words, int* z, long long D, int K,
+                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
   if (K < 1 || K > gen::KernelSpec::kMaxK)
     throw Error(fmt::format("LdaZStep::run: K = {} is out of range; K must be in 1 .. {}", K, gen::KernelSpec::kMaxK));
   LdaZReport report;
-  report.spec = spec_for(K, gen::element_type_of<T>);
+  report.spec = spec_for(K, type);
   gen::PackedArgs args(gen::family_of(report.spec), report.spec.type, "LdaZStep::run",
                        {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, nullptr, seed, iteration}, K);
   if (D == 0) return report;
@@ -45,18 +44,6 @@ LdaZReport LdaZStep::run_typed(const T* theta, long long ld_theta, const T* phi,
     std::tie(report.invalid_tokens, report.first_invalid_token) =
         read_counters(counters, stream, fmt::format("the LDA z-step with {}", kernel.name));
   return report;
-}
-
-LdaZReport LdaZStep::run(const float* theta, long long ld_theta, const float* phi, long long ld_phi,
-                         const long long* doc_offsets, const int* words, int* z, long long D, int K,
-                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
-  return run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration, stream);
-}
-
-LdaZReport LdaZStep::run(const double* theta, long long ld_theta, const double* phi, long long ld_phi,
-                         const long long* doc_offsets, const int* words, int* z, long long D, int K,
-                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
-  return run_typed(theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration, stream);
 }
 
 }  // namespace bfly::rt

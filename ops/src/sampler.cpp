@@ -34,14 +34,13 @@ Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;
 Sampler::~Sampler() = default;
 
-template <typename T>
-SampleReport Sampler::sample_device(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                                    CUstream_st* stream) {
+SampleReport Sampler::sample(const void* weights, gen::ElementType type, long long M, int K, long long ld, int* out,
+                             std::uint64_t seed, CUstream_st* stream) {
   check_categories(K);
   SampleReport report;
-  report.spec = spec_for(K, gen::element_type_of<T>);
-  gen::PackedArgs args(gen::family_of(report.spec), report.spec.type, "Sampler::sample",
-                       {weights, M, ld, out, nullptr, seed, 0u}, K);
+  report.spec = spec_for(K, type);
+  gen::PackedArgs args(gen::family_of(report.spec), type, "Sampler::sample", {weights, M, ld, out, nullptr, seed, 0u},
+                       K);
   if (M == 0) return report;
 
   const Kernel& kernel = state_->kernels.get(report.spec);
@@ -58,51 +57,31 @@ SampleReport Sampler::sample_device(const T* weights, long long M, int K, long l
   return report;
 }
 
-template <typename T>
-SampleReport Sampler::sample_from_host(std::span<const T> weights, long long M, int K, long long ld,
-                                       std::span<int> out, std::uint64_t seed) {
+SampleReport Sampler::sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
+                                  long long ld, std::span<int> out, std::uint64_t seed) {
   check_categories(K);
-  gen::PackedArgs(gen::family("sample"), gen::element_type_of<T>, "Sampler::sample",
-                  {weights.data(), M, ld, out.data(), nullptr, seed, 0u}, K);
-  if (M == 0) return sample_device<T>(nullptr, 0, K, ld, nullptr, seed, nullptr);
+  gen::PackedArgs(gen::family("sample"), type, "Sampler::sample", {weights, M, ld, out.data(), nullptr, seed, 0u},
+                  K);
+  if (M == 0) return sample(nullptr, type, 0, K, ld, nullptr, seed, nullptr);
   const long long needed = (M - 1) * ld + K;
-  if (static_cast<long long>(weights.size()) < needed) {
+  if (static_cast<long long>(count) < needed) {
     throw Error(fmt::format("Sampler::sample_host: weights holds {} elements; M = {} rows of K = {} with ld = {} "
                             "need (M - 1) * ld + K = {}",
-                            weights.size(), M, K, ld, needed));
+                            count, M, K, ld, needed));
   }
   if (static_cast<long long>(out.size()) < M) {
     throw Error(fmt::format("Sampler::sample_host: out holds {} elements, fewer than M = {}", out.size(), M));
   }
   const Driver& d = driver();
   current_context();
-  DeviceBuffer device_weights(static_cast<std::size_t>(needed) * sizeof(T));
+  const std::size_t bytes = static_cast<std::size_t>(needed) * static_cast<std::size_t>(gen::size_of(type));
+  DeviceBuffer device_weights(bytes);
   DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
-  check(d.MemcpyHtoD(device_weights.get(), weights.data(), device_weights.size()), "cuMemcpyHtoD(weights)");
-  const SampleReport report = sample_device(reinterpret_cast<const T*>(device_weights.get()), M, K, ld,
-                                            reinterpret_cast<int*>(device_out.get()), seed, nullptr);
+  check(d.MemcpyHtoD(device_weights.get(), weights, bytes), "cuMemcpyHtoD(weights)");
+  const SampleReport report = sample(reinterpret_cast<const void*>(device_weights.get()), type, M, K, ld,
+                                     reinterpret_cast<int*>(device_out.get()), seed, nullptr);
   check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
   return report;
-}
-
-SampleReport Sampler::sample(const float* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                             CUstream_st* stream) {
-  return sample_device(weights, M, K, ld, out, seed, stream);
-}
-
-SampleReport Sampler::sample(const double* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                             CUstream_st* stream) {
-  return sample_device(weights, M, K, ld, out, seed, stream);
-}
-
-SampleReport Sampler::sample_host(std::span<const float> weights, long long M, int K, long long ld,
-                                  std::span<int> out, std::uint64_t seed) {
-  return sample_from_host(weights, M, K, ld, out, seed);
-}
-
-SampleReport Sampler::sample_host(std::span<const double> weights, long long M, int K, long long ld,
-                                  std::span<int> out, std::uint64_t seed) {
-  return sample_from_host(weights, M, K, ld, out, seed);
 }
 
 }  // namespace bfly::rt

@@ -16,9 +16,22 @@ namespace {
 
 constexpr std::array kVariantNames = {std::pair{Variant::swap, std::string_view("swap")},
                                       std::pair{Variant::addsub, std::string_view("addsub")}};
-constexpr std::array kOperationNames = {std::pair{Operation::sample, std::string_view("sample")},
-                                        std::pair{Operation::lda_z, std::string_view("lda_z")},
-                                        std::pair{Operation::lda_z_doc, std::string_view("lda_z_doc")}};
+struct OperationRow {
+  Operation operation;
+  const KernelFamily* family;
+  bool per_group;
+};
+constexpr OperationRow kOperations[] = {
+#define BFLY_OPERATION_ROW(operation, family, per_group) {Operation::operation, &family, per_group},
+    BFLY_OPERATIONS(BFLY_OPERATION_ROW)
+#undef BFLY_OPERATION_ROW
+};
+
+const OperationRow& row(Operation operation) {
+  for (const OperationRow& entry : kOperations)
+    if (entry.operation == operation) return entry;
+  throw Error(fmt::format("unknown operation {}", static_cast<int>(operation)));
+}
 
 template <typename Table>
 std::string allowed_names(const Table& table) {
@@ -66,11 +79,9 @@ std::string_view name_of(Variant variant) {
   throw Error("unknown variant");
 }
 
-std::string_view name_of(Operation operation) {
-  for (const auto& [op, name] : kOperationNames)
-    if (op == operation) return name;
-  throw Error("unknown operation");
-}
+std::string_view name_of(Operation operation) { return row(operation).family->name; }
+const KernelFamily& family_of(Operation operation) { return *row(operation).family; }
+bool item_per_group(Operation operation) { return row(operation).per_group; }
 
 ElementType parse_element_type(std::string_view text) {
   for (const ElementTypeInfo& entry : kElementTypes)
@@ -85,9 +96,12 @@ Variant parse_variant(std::string_view text) {
 }
 
 Operation parse_operation(std::string_view text) {
-  for (const auto& [op, name] : kOperationNames)
-    if (name == text) return op;
-  throw Error(fmt::format("operation '{}' is not supported; allowed: {}", text, allowed_names(kOperationNames)));
+  std::string allowed;
+  for (const OperationRow& entry : kOperations) {
+    if (entry.family->name == text) return entry.operation;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(entry.family->name);
+  }
+  throw Error(fmt::format("operation '{}' is not supported; allowed: {}", text, allowed));
 }
 
 void KernelSpec::validate() const {
@@ -150,12 +164,12 @@ KernelSpec parse_kernel_name(std::string_view name) {
   return spec;
 }
 
-const KernelFamily& family_of(const KernelSpec& spec) { return family(name_of(spec.operation)); }
+const KernelFamily& family_of(const KernelSpec& spec) { return family_of(spec.operation); }
 
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
-  const bool per_group = spec.operation == Operation::lda_z_doc;
+  const bool per_group = item_per_group(spec.operation);
   g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
   g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
   const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory

@@ -6,7 +6,6 @@
 namespace bfly::gen {
 namespace {
 constexpr int kWidths[] = {4, 8, 16, 32};
-constexpr ElementType kTypes[] = {ElementType::f32, ElementType::f64};
 constexpr Variant kVariants[] = {Variant::swap, Variant::addsub};
 }  // namespace
 
@@ -24,9 +23,9 @@ std::vector<KernelSpec> draw_test_specs() {
   for (int W : kWidths)
     for (int K : {1, 2, 3, W - 1, W, W + 1, 71, 100, 1000, 1024, 4097})
       for (int R : remnant_thresholds_for(W))
-        for (ElementType type : kTypes)
+        for (const ElementTypeInfo& element : kElementTypes)
           for (Variant variant : kVariants) {
-            const KernelSpec spec{W, K, R, type, variant, Operation::sample};
+            const KernelSpec spec{W, K, R, element.type, variant, Operation::sample};
             spec.validate();
             if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
           }
@@ -38,10 +37,10 @@ std::vector<KernelSpec> lda_test_specs() {
   for (int W : kWidths)
     for (int K : {1, 3, W + 1, 71, 300})
       for (int R : {0, W - 1})
-        for (ElementType type : kTypes)
+        for (const ElementTypeInfo& element : kElementTypes)
           for (Variant variant : kVariants)
             for (Operation operation : {Operation::lda_z, Operation::lda_z_doc}) {
-              const KernelSpec spec{W, K, R, type, variant, operation};
+              const KernelSpec spec{W, K, R, element.type, variant, operation};
               spec.validate();
               if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
             }
@@ -52,19 +51,19 @@ std::vector<LdaBaselineSpec> lda_baseline_test_specs() {
   std::vector<LdaBaselineSpec> specs;
   for (LdaBaseline algorithm : {LdaBaseline::alg1, LdaBaseline::alg4})
     for (int K : {1, 3, 33, 64, 71, 300})
-      for (ElementType type : kTypes) specs.push_back(LdaBaselineSpec{algorithm, K, type});
+      for (const ElementTypeInfo& element : kElementTypes) specs.push_back(LdaBaselineSpec{algorithm, K, element.type});
   return specs;
 }
 
 std::vector<KernelSpec> compile_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)
-    for (ElementType type : kTypes)
+    for (const ElementTypeInfo& element : kElementTypes)
       for (Variant variant : kVariants) {
         for (int K : {1, 71, 1024, 4097})
-          specs.push_back(KernelSpec{W, K, std::min(8, W - 1), type, variant, Operation::sample});
-        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), type, variant, Operation::lda_z});
-        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), type, variant, Operation::lda_z_doc});
+          specs.push_back(KernelSpec{W, K, std::min(8, W - 1), element.type, variant, Operation::sample});
+        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z});
+        specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z_doc});
       }
   return specs;
 }

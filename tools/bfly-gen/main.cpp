@@ -169,13 +169,13 @@ gen::Source source_from_args(const Args& args) {
 // ---------------------------------------------------------------------------------------------------------
 int run_generate(const Args& args) {
   const gen::KernelSpec spec = spec_from_args(args);
-  const std::string header = aot_header(spec);
+  const std::string header = gen::aot_header(spec);
   const std::string output = args.value("--output").value_or("-");
   if (output == "-") {
     std::cout << header;
     return 0;
   }
-  const bool written = write_if_different(output, header);
+  const bool written = gen::write_if_different(output, header);
   std::cout << fmt::format("{} {} ({})\n", written ? "wrote" : "unchanged:", output, gen::kernel_name(spec));
   return 0;
 }

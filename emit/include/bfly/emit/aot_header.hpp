@@ -2,18 +2,25 @@
 // host launch function, for a user's own nvcc build.
 #pragma once
 
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/kernel_family.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
 #include <string>
+#include <string_view>
 
-namespace bfly::cli {
+namespace bfly::gen {
 
-// The header text for `spec`: a usage comment, the kernel with bfly's fragments pasted in
-// (gen::inline_headers), and under `#ifdef __CUDACC__` the function
-//   cudaError_t <kernel_name>_launch(const T* weights, long long M, long long ld, int* out,
-//                                    unsigned long long* invalid_rows, unsigned long long seed,
-//                                    unsigned int iteration, cudaStream_t stream = 0);
-// The same spec always gives the same bytes.
-std::string aot_header(const gen::KernelSpec& spec);
+// The header text for `spec`: a usage comment, the kernel with bfly's fragments pasted in (inline_headers), and
+// under `#ifdef __CUDACC__` the function
+//   cudaError_t <kernel_name>_launch(<the family's parameters>, cudaStream_t stream = 0);
+// whose checks follow the arguments' roles and whose grid follows the kernel's geometry. The same spec always gives
+// the same bytes.
+std::string aot_header(const KernelSpec& spec);
 
-}  // namespace bfly::cli
+// The same for any kernel of `family` (its source from fill_family_skeleton); `regenerate` is the command the
+// header's first lines say to run, `row_stride_minimum` the K its row strides are checked against.
+std::string aot_header(const Source& source, const KernelFamily& family, std::string_view regenerate,
+                       int row_stride_minimum);
+
+}  // namespace bfly::gen

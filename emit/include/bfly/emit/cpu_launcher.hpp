@@ -10,8 +10,9 @@
 
 namespace bfly::gen {
 
+// `family` is the source's (gen::family(source.family) for bfly's own kernels).
 // "void <launcher>(long long workers, unsigned int grid, unsigned int threads, void** args) { ... }"
-std::string cpu_launcher(const Source& source, std::string_view launcher);
+std::string cpu_launcher(const Source& source, const KernelFamily& family, std::string_view launcher);
 
 // "bfly::cpu::CpuKernel{"<kernel>", "<family>", gen::LaunchGeometry{...}, &<launcher>}"
 std::string cpu_kernel_entry(const Source& source, std::string_view launcher);

@@ -5,6 +5,7 @@
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,26 @@ struct Source {
   std::string family;        // the kernel family's name (gen::family), empty for other sources (the LDA iteration's)
   LaunchGeometry geometry;   // how the kernel must be launched (a generated kernel traps otherwise)
 };
+
+// What a family's skeleton needs besides the values of its own placeholders.
+struct FamilyKernel {
+  const KernelFamily* family = nullptr;
+  ElementType type = ElementType::f32;
+  std::string kernel_name;
+  LaunchGeometry geometry;
+  // The skeleton's constant that counts the items one CTA covers ("THREADS", or "GROUPS" when a group of W
+  // threads takes an item); the skeleton defines it and THREADS (threads per CTA).
+  std::string items_per_cta = "THREADS";
+  std::string_view skeleton_text;  // empty: the embedded fragment family->skeleton
+  std::vector<std::string> headers = {"bfly/philox.cuh", "bfly/sample_support.cuh"};
+};
+
+// The one way a kernel's source is made from its family: fills the skeleton's {{kernel_signature}} (the name and
+// the family's parameter list), {{launch_contract}} (the comment above the kernel), {{launch_check}} (the
+// bfly::require_launch trap), {{threads_per_cta}} and {{detail_namespace}} ("<kernel name>_detail") from the family
+// and the geometry, and every other placeholder from `values` (fill_template's rules:
+// an unknown or unused placeholder is an error). The Source carries the family, type and geometry.
+Source fill_family_skeleton(const FamilyKernel& kernel, std::map<std::string, std::string> values);
 
 // For messages: source.description if set, else describe(source.spec).
 std::string describe(const Source& source);

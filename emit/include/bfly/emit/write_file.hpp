@@ -4,11 +4,11 @@
 
 #include <string>
 
-namespace bfly::cli {
+namespace bfly::gen {
 
 // Writes `content` to `path` unless the file already holds exactly it; a changed file is replaced atomically
 // (temporary file in the same directory, then rename). Returns true when the file was written.
 // Throws bfly::Error when it cannot write.
 bool write_if_different(const std::string& path, const std::string& content);
 
-}  // namespace bfly::cli
+}  // namespace bfly::gen

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 struct CUstream_st;
 
@@ -27,22 +28,23 @@ class LdaBaselineStep {
   // bfly/emit/generate.hpp). invalid_tokens: null, or two device counters the caller set to {0, ~0ull}, which
   // receive the count and the first of the tokens written as -1. Asynchronous on `stream`; arguments are checked
   // before the launch (a type other than the spec's is an error); D == 0 does nothing.
-  void run(const float* theta, long long ld_theta, const float* phi, long long ld_phi, const long long* doc_offsets,
-           const int* words, int* z, long long D, float* p, std::uint64_t seed, unsigned int iteration,
-           CUstream_st* stream = nullptr, unsigned long long* invalid_tokens = nullptr);
-  void run(const double* theta, long long ld_theta, const double* phi, long long ld_phi, const long long* doc_offsets,
-           const int* words, int* z, long long D, double* p, std::uint64_t seed, unsigned int iteration,
-           CUstream_st* stream = nullptr, unsigned long long* invalid_tokens = nullptr);
+  // T is a host type of the element-type table (float, double), deduced from theta.
+  template <typename T>
+  void run(const T* theta, long long ld_theta, const T* phi, long long ld_phi, const long long* doc_offsets,
+           const int* words, int* z, long long D, std::type_identity_t<T>* p, std::uint64_t seed,
+           unsigned int iteration, CUstream_st* stream = nullptr, unsigned long long* invalid_tokens = nullptr) {
+    run(gen::element_type_of<T>, theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, p, seed, iteration, stream,
+        invalid_tokens);
+  }
+  // The same with the element type given at run time (it must be the spec's).
+  void run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi, long long ld_phi,
+           const long long* doc_offsets, const int* words, int* z, long long D, void* p, std::uint64_t seed,
+           unsigned int iteration, CUstream_st* stream = nullptr, unsigned long long* invalid_tokens = nullptr);
 
   const gen::LdaBaselineSpec& spec() const { return spec_; }
   const std::string& kernel_name() const;
 
  private:
-  template <typename T>
-  void run_typed(const T* theta, long long ld_theta, const T* phi, long long ld_phi, const long long* doc_offsets,
-                 const int* words, int* z, long long D, T* p, std::uint64_t seed, unsigned int iteration,
-                 CUstream_st* stream, unsigned long long* invalid_tokens);
-
   struct State;
   gen::LdaBaselineSpec spec_;
   std::unique_ptr<State> state_;

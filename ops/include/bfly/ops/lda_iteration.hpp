@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 struct CUstream_st;
 
@@ -50,10 +51,14 @@ class LdaIteration {
   // theta (D x K, row stride K) and phi (V x K, row stride K), device arrays written from the counts of the last
   // count(); `seed` and `iteration` select the random streams of LdaEstimate::draw. Also forms the
   // log-likelihood of those counts, read by log_likelihood(). Asynchronous on `stream`.
+  template <typename T>
   void estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate, std::uint64_t seed,
-                std::uint32_t iteration, float* theta, float* phi, CUstream_st* stream = nullptr);
-  void estimate(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate, std::uint64_t seed,
-                std::uint32_t iteration, double* theta, double* phi, CUstream_st* stream = nullptr);
+                std::uint32_t iteration, T* theta, std::type_identity_t<T>* phi, CUstream_st* stream = nullptr) {
+    this->estimate(gen::element_type_of<T>, doc_offsets, priors, estimate, seed, iteration, theta, phi, stream);
+  }
+  // The same with the element type given at run time (it must be type()).
+  void estimate(gen::ElementType type, const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
+                std::uint64_t seed, std::uint32_t iteration, void* theta, void* phi, CUstream_st* stream = nullptr);
 
   // The collapsed log p(w, z | alpha, beta) of the last estimate() (synchronizes `stream`, reads 8 bytes).
   double log_likelihood(CUstream_st* stream = nullptr);
@@ -68,10 +73,6 @@ class LdaIteration {
   gen::ElementType type() const { return type_; }
 
  private:
-  template <typename T>
-  void estimate_typed(const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
-                      std::uint64_t seed, std::uint32_t iteration, T* theta, T* phi, CUstream_st* stream);
-
   struct State;
   LdaShape shape_;
   gen::ElementType type_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 struct CUstream_st;
 
@@ -38,10 +39,17 @@ class LdaZStep {
   // z: one topic per token (written). The uniform of token t is Philox(seed; t, 0, iteration), so a step is
   // reproducible and independent of the launch. Lanes of a group stay busy when documents are sorted by
   // length. Arguments are validated before any launch; D == 0 does nothing.
-  LdaZReport run(const float* theta, long long ld_theta, const float* phi, long long ld_phi,
-                 const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
-                 unsigned int iteration, CUstream_st* stream = nullptr);
-  LdaZReport run(const double* theta, long long ld_theta, const double* phi, long long ld_phi,
+  // T is a host type of the element-type table (float, double).
+  template <typename T>
+  LdaZReport run(const T* theta, long long ld_theta, const std::type_identity_t<T>* phi, long long ld_phi,
+                 const long long* doc_offsets,
+                 const int* words, int* z, long long D, int K, std::uint64_t seed, unsigned int iteration,
+                 CUstream_st* stream = nullptr) {
+    return run(gen::element_type_of<T>, theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration,
+               stream);
+  }
+  // The same with the element type given at run time.
+  LdaZReport run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi, long long ld_phi,
                  const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
                  unsigned int iteration, CUstream_st* stream = nullptr);
 
@@ -50,11 +58,6 @@ class LdaZStep {
   const LdaZOptions& options() const { return options_; }
 
  private:
-  template <typename T>
-  LdaZReport run_typed(const T* theta, long long ld_theta, const T* phi, long long ld_phi,
-                       const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
-                       unsigned int iteration, CUstream_st* stream);
-
   struct State;
   LdaZOptions options_;
   std::unique_ptr<State> state_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <ranges>
 #include <span>
 
 struct CUstream_st;  // the same type as cudaStream_t and CUstream
@@ -42,17 +43,28 @@ class Sampler {
   // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
   // enqueues the launch. The draw for row r
   // depends only on (seed, r, the weights of row r): not on M, the stream or the launch configuration.
-  SampleReport sample(const float* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                      CUstream_st* stream = nullptr);
-  SampleReport sample(const double* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                      CUstream_st* stream = nullptr);
+  // T is a host type of the element-type table (float, double): gen::element_type_of<T>.
+  template <typename T>
+  SampleReport sample(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
+                      CUstream_st* stream = nullptr) {
+    return sample(static_cast<const void*>(weights), gen::element_type_of<T>, M, K, ld, out, seed, stream);
+  }
+  // The same with the element type given at run time (for bindings that hold untyped device pointers).
+  SampleReport sample(const void* weights, gen::ElementType type, long long M, int K, long long ld, int* out,
+                      std::uint64_t seed, CUstream_st* stream = nullptr);
 
   // Host-array convenience: copies weights to the device, samples, copies the draws back (synchronous).
-  // weights must hold (M - 1) * ld + K elements and out M ints.
-  SampleReport sample_host(std::span<const float> weights, long long M, int K, long long ld, std::span<int> out,
-                           std::uint64_t seed);
-  SampleReport sample_host(std::span<const double> weights, long long M, int K, long long ld, std::span<int> out,
-                           std::uint64_t seed);
+  // weights (a contiguous range of float or double, e.g. std::vector<float>) must hold (M - 1) * ld + K elements
+  // and out M ints.
+  template <std::ranges::contiguous_range Weights>
+  SampleReport sample_host(const Weights& weights, long long M, int K, long long ld, std::span<int> out,
+                           std::uint64_t seed) {
+    using T = std::ranges::range_value_t<Weights>;
+    return sample_host(static_cast<const void*>(std::ranges::data(weights)), std::ranges::size(weights),
+                       gen::element_type_of<T>, M, K, ld, out, seed);
+  }
+  SampleReport sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
+                           long long ld, std::span<int> out, std::uint64_t seed);
 
   // The spec used for K and type: gen::choose_sample_spec(K, type, options()).
   gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_sample_spec(K, type, options_); }
@@ -61,12 +73,6 @@ class Sampler {
 
  private:
   struct State;  // loaded kernels and invalid-row counters, per context
-  template <typename T>
-  SampleReport sample_device(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                             CUstream_st* stream);
-  template <typename T>
-  SampleReport sample_from_host(std::span<const T> weights, long long M, int K, long long ld, std::span<int> out,
-                                std::uint64_t seed);
 
   SamplerOptions options_;
   std::unique_ptr<State> state_;

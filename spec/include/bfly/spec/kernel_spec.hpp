@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bfly/spec/element_type.hpp"
+#include "bfly/spec/families.hpp"
 #include "bfly/spec/kernel_family.hpp"
 
 #include <cstdint>
@@ -14,17 +15,29 @@ namespace bfly::gen {
 // ([a b; c d] -> [a d; a+b c+d]) and searches with add-or-subtract steps (Algorithm 10).
 enum class Variant { swap, addsub };
 
-// What the kernel does around the table build and search: `sample` draws one category per row of explicit
-// weights; `lda_z` draws a topic per token from theta[doc] * phi[word] (the paper's LDA z-step, one document per
-// lane, Algorithm 7); `lda_z_doc` draws the same topics with one document per group: the W lanes take W tokens
-// of one document at a time, so theta[doc] is one row shared by the group instead of W rows cached per lane.
-enum class Operation { sample, lda_z, lda_z_doc };
+// What the kernel does around the table build and search; one row of BFLY_OPERATIONS (bfly/spec/families.hpp)
+// each, named after its family: `sample` draws one category per row of explicit weights; `lda_z` draws a topic per
+// token from theta[doc] * phi[word] (the paper's LDA z-step, one document per lane, Algorithm 7); `lda_z_doc` draws
+// the same topics with one document per group: the W lanes take W tokens of one document at a time, so theta[doc]
+// is one row shared by the group instead of W rows cached per lane.
+enum class Operation {
+#define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
+  BFLY_OPERATIONS(BFLY_OPERATION_ENUM)
+#undef BFLY_OPERATION_ENUM
+};
+
+// The family of an operation's kernels, and whether one item (row, document) takes a group of W lanes (else one
+// lane).
+const KernelFamily& family_of(Operation operation);
+bool item_per_group(Operation operation);
 
 // True for the LDA z-step operations (lda_z, lda_z_doc), which share one kernel ABI.
-constexpr bool is_lda(Operation operation) { return operation != Operation::sample; }
+constexpr bool is_lda(Operation operation) {
+  return operation == Operation::lda_z || operation == Operation::lda_z_doc;
+}
 
 std::string_view name_of(Variant variant);     // "addsub"
-std::string_view name_of(Operation operation); // "sample", "lda_z", "lda_z_doc"
+std::string_view name_of(Operation operation); // its family's name: "sample", "lda_z", "lda_z_doc"
 Variant parse_variant(std::string_view text);
 Operation parse_operation(std::string_view text);
 

@@ -1,0 +1,88 @@
+// The kernel families bfly generates, as data: each family's argument list (name, C type, role, one line of doc),
+// what one unit of its grid covers, and its skeleton. Everything that depends on a kernel's arguments is derived
+// from these rows (kernel_family.hpp says what); docs/EXTENDING.md shows how to add one.
+#pragma once
+
+#include "bfly/spec/kernel_family.hpp"
+
+#include <array>
+
+namespace bfly::gen::families {
+
+// The sampling kernel: one draw per row of explicit weights.
+inline constexpr KernelArg kSampleArgs[] = {
+    {"weights", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K weights, row r at weights + r * ld"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    {"out", ArgType::i32s, ArgRole::output,
+     "device array of M ints: the category drawn for each row, or -1 for an invalid row (a negative, NaN or "
+     "infinite weight, or a zero total)"},
+    {"invalid_rows", ArgType::u64s, ArgRole::counters,
+     "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid rows to [0] "
+     "and lowers [1] to the first invalid row"},
+    {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},
+    {"iteration", ArgType::u32, ArgRole::iteration,
+     "the uniform of row r comes from Philox(seed; r, 0, iteration): the same arguments give the same draws"},
+};
+
+// The LDA z-step arguments before and after what a baseline adds (its table of partial sums p).
+#define BFLY_LDA_Z_LEADING_ARGS                                                                                    \
+  {"theta", ArgType::const_elements, ArgRole::input,                                                              \
+   "device array, D rows of K topic weights per document (row stride ld_theta)"},                                 \
+      {"ld_theta", ArgType::i64, ArgRole::row_stride, "elements from one theta row to the next (>= K)"},          \
+      {"phi", ArgType::const_elements, ArgRole::input,                                                            \
+       "device array, one row of K weights per word (row stride ld_phi)"},                                        \
+      {"ld_phi", ArgType::i64, ArgRole::row_stride, "elements from one phi row to the next (>= K)"},              \
+      {"doc_offsets", ArgType::const_i64s, ArgRole::input,                                                        \
+       "D + 1 offsets: the tokens of document m are doc_offsets[m] .. doc_offsets[m + 1] - 1"},                   \
+      {"words", ArgType::const_i32s, ArgRole::input, "the word id of each token (< the rows of phi)"},            \
+      {"z", ArgType::i32s, ArgRole::output,                                                                       \
+       "the topic drawn for each token, or -1 when theta[doc] * phi[word] has no positive finite total"},         \
+      {"D", ArgType::i64, ArgRole::items, "documents"}
+#define BFLY_LDA_Z_TRAILING_ARGS                                                                                   \
+  {"invalid_tokens", ArgType::u64s, ArgRole::counters,                                                            \
+   "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid tokens to [0] "   \
+   "and lowers [1] to the first one"},                                                                            \
+      {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},                                                 \
+      {"iteration", ArgType::u32, ArgRole::iteration, "the uniform of token t comes from Philox(seed; t, 0, iteration)"}
+
+inline constexpr KernelArg kLdaZArgs[] = {BFLY_LDA_Z_LEADING_ARGS, BFLY_LDA_Z_TRAILING_ARGS};
+inline constexpr KernelArg kLdaBaselineArgs[] = {
+    BFLY_LDA_Z_LEADING_ARGS,
+    {"p", ArgType::elements, ArgRole::scratch,
+     "device scratch of D x K elements: the running sum k of document m's current token at p[k * D + m]"},
+    BFLY_LDA_Z_TRAILING_ARGS};
+#undef BFLY_LDA_Z_LEADING_ARGS
+#undef BFLY_LDA_Z_TRAILING_ARGS
+
+inline constexpr KernelFamily kSample{"sample", "draws one category per row of M x K weights", "row",
+                               "bfly/sample_kernel.skeleton.cuh", kSampleArgs};
+inline constexpr KernelFamily kLdaZ{"lda_z",
+                             "draws a topic for every token from theta[doc] * phi[word], one document per thread "
+                             "(the paper's Algorithm 7)",
+                             "document", "bfly/lda_z_kernel.skeleton.cuh", kLdaZArgs};
+inline constexpr KernelFamily kLdaZDoc{"lda_z_doc",
+                                "draws a topic for every token from theta[doc] * phi[word], one document per group "
+                                "of W threads",
+                                "document", "bfly/lda_z_doc_kernel.skeleton.cuh", kLdaZArgs};
+inline constexpr KernelFamily kLdaAlg1{"lda_alg1",
+                                "the paper's LDA baseline Algorithm 1 with 3: one document per thread, partial sums "
+                                "stored in p",
+                                "document", "bfly/lda_alg1_kernel.skeleton.cuh", kLdaBaselineArgs};
+inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
+                                "the paper's LDA baseline Algorithm 4 with 6 and 3: one document per lane, "
+                                "transposed access and a register transpose, partial sums stored in p",
+                                "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
+
+// Every family, in a fixed order (gen::kernel_families()).
+inline constexpr std::array<const KernelFamily*, 5> kAll = {&kSample, &kLdaZ, &kLdaZDoc, &kLdaAlg1, &kLdaAlg4};
+
+}  // namespace bfly::gen::families
+
+// The butterfly operations of a KernelSpec (the Operation enum and its names are derived from this list):
+// X(operation, family, items per group: false for one item per thread, true for one item per group of W lanes).
+#define BFLY_OPERATIONS(X)                               \
+  X(sample, ::bfly::gen::families::kSample, false)      \
+  X(lda_z, ::bfly::gen::families::kLdaZ, false)         \
+  X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)
