@@ -22,6 +22,13 @@ void PrintTo(Variant variant, std::ostream* os) { *os << name_of(variant); }
 namespace bfly::rt {
 namespace {
 
+// Every element type of the table (a new row is compiled here without a change).
+std::vector<gen::ElementType> element_types() {
+  std::vector<gen::ElementType> types;
+  for (const gen::ElementTypeInfo& element : gen::kElementTypes) types.push_back(element.type);
+  return types;
+}
+
 using test::spec_for;
 using test::tiny_source;
 
@@ -123,7 +130,7 @@ TEST(Compile, ReportsResourcesOfARealCompilation) {
 // The LDA iteration kernels (counts, estimates, log-likelihood) are compiled at run time too: NVRTC must accept
 // them for the GPUs bfly targets, with nothing spilled.
 TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
-  for (const gen::ElementType type : {gen::ElementType::f32, gen::ElementType::f64})
+  for (const gen::ElementType type : element_types())
     for (const int arch : {80, 90}) {
       const gen::Source source = lda_iteration_source(type);
       const CompiledKernel kernel = compile(source, default_compile_options(Arch{arch, true}));
@@ -140,7 +147,7 @@ TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
 // spec, not by a KernelSpec it does not have.
 TEST(Compile, LdaBaselinesCompileForSm90WithoutSpills) {
   for (const gen::LdaBaseline algorithm : {gen::LdaBaseline::alg1, gen::LdaBaseline::alg4})
-    for (const gen::ElementType type : {gen::ElementType::f32, gen::ElementType::f64}) {
+    for (const gen::ElementType type : element_types()) {
       const gen::Source source = gen::generate_lda_baseline(gen::LdaBaselineSpec{algorithm, 1000, type});
       const CompiledKernel kernel = compile(source, {Arch{90, true}, false});
       ASSERT_TRUE(kernel.resources.known) << kernel.log;
@@ -231,7 +238,7 @@ std::string matrix_point_name(const testing::TestParamInfo<MatrixPoint>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Generated, CompileMatrix,
                          testing::Combine(testing::Values(80, 90), testing::Values(4, 8, 16, 32),
-                                          testing::Values(gen::ElementType::f32, gen::ElementType::f64),
+                                          testing::ValuesIn(element_types()),
                                           testing::Values(gen::Variant::swap, gen::Variant::addsub),
                                           testing::Values(1, 71, 1024, 4097)),
                          matrix_point_name);

@@ -36,12 +36,18 @@ namespace {
 const std::string kKHelp =
     fmt::format("categories per distribution, 1 .. {} (required unless a kernel name is given)",
                 gen::KernelSpec::kMaxK);
+const std::string kTypeHelp = [] {
+  std::string tags;
+  for (const gen::ElementTypeInfo& element : gen::kElementTypes)
+    tags += fmt::format("{}{}", tags.empty() ? "" : ", ", element.tag);
+  return fmt::format("element type of weights and sums: {} (default f32)", tags);
+}();
 const std::vector<Flag> kSpecFlags = {
     {"--K", "N", kKHelp},
     {"--W", "N", "lanes per group: 4, 8, 16 or 32 (default: what bfly::gen::choose_sample_spec picks for K)"},
     {"--remnant", "R", "largest remnant (K mod W) searched linearly, 0 .. W-1; larger ones are padded "
                        "(default: min(8, W-1))"},
-    {"--type", "T", "element type of weights and sums: f32 or f64 (default f32)"},
+    {"--type", "T", kTypeHelp},
     {"--variant", "V", "butterfly variant: swap (Figure 4) or addsub (Figure 8) (default addsub)"},
     {"--operation", "OP",
      "sample (explicit M x K weights), lda_z_doc (LDA z-step, theta[doc] * phi[word], one document per group of W "
