@@ -79,6 +79,20 @@ CUdeviceptr LoadedKernels::counters() {
   return entry->second.get();
 }
 
+std::pair<long long, long long> LoadedKernels::launch(const gen::KernelSpec& spec, gen::PackedArgs& args,
+                                                     bool count_invalid, CUstream stream) {
+  const Kernel& kernel = get(spec);
+  CUdeviceptr invalid = 0;
+  if (count_invalid) {
+    invalid = counters();
+    reset_counters(invalid, stream);
+    args.set(args.family().arg(gen::ArgRole::counters).name, reinterpret_cast<void*>(invalid));
+  }
+  rt::launch(kernel, args, stream);
+  if (!count_invalid) return {0, -1};
+  return read_counters(invalid, stream, fmt::format("the {} kernel {}", args.family().name, kernel.name));
+}
+
 void reset_counters(CUdeviceptr counters, CUstream stream) {
   check(driver().MemcpyHtoDAsync(counters, kCountersPreset, sizeof(kCountersPreset), stream),
         "cuMemcpyHtoDAsync(invalid-item counters)");

@@ -32,17 +32,8 @@ LdaZReport LdaZStep::run(gen::ElementType type, const void* theta, long long ld_
                        {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, nullptr, seed, iteration}, K);
   if (D == 0) return report;
 
-  const Kernel& kernel = state_->kernels.get(report.spec);
-  CUdeviceptr counters = 0;
-  if (options_.report_invalid_tokens) {
-    counters = state_->kernels.counters();
-    reset_counters(counters, stream);
-    args.set("invalid_tokens", reinterpret_cast<void*>(counters));
-  }
-  launch(kernel, args, stream);
-  if (options_.report_invalid_tokens)
-    std::tie(report.invalid_tokens, report.first_invalid_token) =
-        read_counters(counters, stream, fmt::format("the LDA z-step with {}", kernel.name));
+  std::tie(report.invalid_tokens, report.first_invalid_token) =
+      state_->kernels.launch(report.spec, args, options_.report_invalid_tokens, stream);
   return report;
 }
 

@@ -43,17 +43,8 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
                        K);
   if (M == 0) return report;
 
-  const Kernel& kernel = state_->kernels.get(report.spec);
-  CUdeviceptr counters = 0;
-  if (options_.report_invalid_rows) {
-    counters = state_->kernels.counters();
-    reset_counters(counters, stream);
-    args.set("invalid_rows", reinterpret_cast<void*>(counters));
-  }
-  launch(kernel, args, stream);
-  if (options_.report_invalid_rows)
-    std::tie(report.invalid_rows, report.first_invalid_row) =
-        read_counters(counters, stream, fmt::format("sampling with {}", kernel.name));
+  std::tie(report.invalid_rows, report.first_invalid_row) =
+      state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
   return report;
 }
 

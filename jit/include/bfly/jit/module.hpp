@@ -59,6 +59,12 @@ class LoadedKernels {
   // Two unsigned long long counters in the current context, for a kernel's invalid_rows argument.
   CUdeviceptr counters();
 
+  // Launches the kernel of `spec` (loaded on first use) with `args`. With `count_invalid`, the family's counters
+  // argument first points at counters() (reset on `stream`), and the call waits for the stream and returns
+  // {invalid items, first invalid item or -1}; without, it only enqueues the launch and returns {0, -1}.
+  std::pair<long long, long long> launch(const gen::KernelSpec& spec, gen::PackedArgs& args, bool count_invalid,
+                                         CUstream stream);
+
  private:
   std::map<std::pair<CUcontext, std::string>, Kernel> kernels_;
   std::map<CUcontext, DeviceBuffer> counters_;
