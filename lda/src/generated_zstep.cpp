@@ -28,7 +28,7 @@ std::string compiled_z_kernel_names() {
 template <typename T>
 GeneratedCpuZStep<T>::GeneratedCpuZStep(const CompiledZKernel& kernel, int threads)
     : kernel_(&kernel), threads_(resolve_threads(threads)) {
-  const gen::ElementType type = gen::element_type_of<T>;
+  constexpr gen::ElementType type = gen::element_type_of<T>;
   if (kernel.spec.type != type)
     throw Error(fmt::format("GeneratedCpuZStep: the kernel {} draws from {} weights, this z-step is for {}",
                             kernel.kernel.name, gen::name_of(kernel.spec.type), gen::name_of(type)));

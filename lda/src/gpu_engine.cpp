@@ -49,7 +49,7 @@ class GpuEngine final : public IterationEngine<T> {
     corpus_ = &corpus;
     options_ = options;
     const int K = options.topics;
-    const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
+    constexpr gen::ElementType type = gen::element_type_of<T>;
     z_options_.mean_document_length = mean_document_length(corpus);  // the kernel's W depends on it
     zstep_ = rt::LdaZStep(z_options_);
     name_ = fmt::format("gpu {}", gen::kernel_name(gen::choose_lda_z_spec(K, type, z_options_)));
@@ -136,7 +136,7 @@ class GpuEngine final : public IterationEngine<T> {
 
 template <typename T>
 gen::KernelSpec gpu_z_spec(int K, const GpuEngineOptions& options, double mean_document_length) {
-  const auto type = sizeof(T) == 4 ? gen::ElementType::f32 : gen::ElementType::f64;
+  constexpr gen::ElementType type = gen::element_type_of<T>;
   rt::LdaZOptions z = z_options(options);
   z.mean_document_length = mean_document_length;
   return gen::choose_lda_z_spec(K, type, z);

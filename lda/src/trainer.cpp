@@ -23,11 +23,6 @@ constexpr char kCheckpointMagic[8] = {'B', 'F', 'L', 'Y', 'C', 'K', 'P', '1'};
 constexpr char kMatrixMagic[8] = {'B', 'F', 'L', 'Y', 'M', 'A', 'T', '1'};
 constexpr std::uint32_t kCheckpointFormat = 1;
 
-template <typename T>
-constexpr ElementType type_of() {
-  return sizeof(T) == 4 ? ElementType::f32 : ElementType::f64;
-}
-
 // FNV-1a over 8-byte words (then the tail bytes): a checksum that notices damaged or truncated files.
 class Checksum {
  public:
@@ -155,8 +150,11 @@ CheckpointInfo read_header(CheckpointReader& in) {
                                       kCheckpointFormat));
   CheckpointInfo info;
   const auto size = in.get<std::uint32_t>("the header");
-  if (size != 4 && size != 8) throw CheckpointError(fmt::format("{}: bad element size {}", in.path(), size));
-  info.type = size == 4 ? ElementType::f32 : ElementType::f64;
+  const gen::ElementTypeInfo* type = nullptr;
+  for (const gen::ElementTypeInfo& row : gen::kElementTypes)
+    if (static_cast<std::uint32_t>(row.size) == size) type = &row;
+  if (type == nullptr) throw CheckpointError(fmt::format("{}: bad element size {}", in.path(), size));
+  info.type = type->type;
   info.options.topics = static_cast<int>(in.get<std::uint32_t>("the header"));
   const auto estimate = in.get<std::uint32_t>("the header");
   if (estimate > 1) throw CheckpointError(fmt::format("{}: bad estimate code {}", in.path(), estimate));
@@ -185,8 +183,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
-
-const char* name_of(ElementType type) { return type == ElementType::f32 ? "f32" : "f64"; }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   CheckpointReader in(checkpoint_file(path));
@@ -297,9 +293,10 @@ Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoin
                               std::unique_ptr<IterationEngine<T>> engine) {
   CheckpointReader in(checkpoint_file(checkpoint_path));
   const CheckpointInfo info = read_header(in);
-  if (info.type != type_of<T>())
+  if (info.type != gen::element_type_of<T>)
     throw CheckpointError(fmt::format("{}: the checkpoint holds {} values, this run uses {}; pass --type {}",
-                                      in.path(), name_of(info.type), name_of(type_of<T>()), name_of(info.type)));
+                                      in.path(), gen::name_of(info.type), gen::name_of(gen::element_type_of<T>),
+                                      gen::name_of(info.type)));
   if (info.docs != corpus.num_docs() || info.vocab != corpus.vocab_size() || info.tokens != corpus.num_tokens() ||
       info.corpus_fingerprint != corpus.fingerprint())
     throw CheckpointError(fmt::format(
@@ -368,7 +365,7 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
   AtomicFile out(path);
   out.write(kCheckpointMagic, sizeof kCheckpointMagic);
   out.put<std::uint32_t>(kCheckpointFormat);
-  out.put<std::uint32_t>(sizeof(T));
+  out.put<std::uint32_t>(static_cast<std::uint32_t>(gen::size_of(gen::element_type_of<T>)));
   out.put<std::uint32_t>(static_cast<std::uint32_t>(options_.topics));
   out.put<std::uint32_t>(options_.estimate == Estimate::mean ? 0u : 1u);
   out.put<std::uint32_t>(iteration_);
@@ -410,7 +407,7 @@ template <typename T>
 void write_matrix(const std::string& path, const T* data, std::int64_t rows, std::int64_t cols) {
   AtomicFile out(path);
   out.write(kMatrixMagic, sizeof kMatrixMagic);
-  out.put<std::uint32_t>(sizeof(T));
+  out.put<std::uint32_t>(static_cast<std::uint32_t>(gen::size_of(gen::element_type_of<T>)));
   out.put<std::uint32_t>(0u);
   out.put<std::uint64_t>(static_cast<std::uint64_t>(rows));
   out.put<std::uint64_t>(static_cast<std::uint64_t>(cols));

@@ -63,7 +63,7 @@ TEST_F(Cli, HelpExitsZero) {
 TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"", "no corpus"},
-      {"--frobnicate", "unknown option --frobnicate"},
+      {"--frobnicate", "unknown flag '--frobnicate'"},
       {corpus_args_ + " --topics 0", "--topics expects an integer in [1, 65536]"},
       {corpus_args_ + " --topics many", "--topics expects an integer"},
       {corpus_args_ + " --iterations -3", "--iterations expects an integer"},
@@ -72,12 +72,12 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --type f16", "--type expects f32 or f64"},
       {corpus_args_ + " --estimate median", "--estimate expects mean or draw"},
       {corpus_args_ + " --topics", "--topics needs a value"},
-      {corpus_args_ + " --topics 4 --topics 5", "--topics given twice"},
+      {corpus_args_ + " --topics 4 --topics 5", "--topics is given more than once"},
       {"--docword '" + docword_ + "'", "--docword and --vocab go together"},
       {corpus_args_ + " --text '" + docword_ + "'", "either --text or --docword"},
       {corpus_args_ + " --min-count 3", "--min-count applies to --text only"},
       {corpus_args_ + " --checkpoint-every 2", "--checkpoint-every needs --out"},
-      {corpus_args_ + " stray", "unexpected argument \"stray\""},
+      {corpus_args_ + " stray", "unexpected argument 'stray'"},
       {corpus_args_ + " --resume '" + (dir_ / "nowhere").string() + "'", "cannot open the checkpoint"},
       {corpus_args_ + " --cpu-zstep fast", "--cpu-zstep expects auto, generated or reference"},
       {corpus_args_ + " --device gpu --cpu-zstep reference", "--cpu-zstep applies to runs on the CPU"},

@@ -355,6 +355,7 @@ TEST_F(BflyGen, GeneratedHeaderRunsOnTheCpuAfterLockstep) {
              "}\n");
   const Result build = run_shell("cd " + quote(scratch_.string()) + " && " + quote(BFLY_CXX_PATH) +
                                      " -std=c++20 -O1 -pthread -I " + quote(BFLY_TEMPLATES_DIR) + " -I " + quote(BFLY_CPU_INCLUDE_DIR) +
+                                     " -I " + quote(BFLY_JIT_INCLUDE_DIR) +
                                      " main.cpp -o program 2>&1",
                                  scratch_);
   ASSERT_EQ(build.status, 0) << build.out << build.err;

@@ -4,6 +4,7 @@
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 #include "bfly/jit/driver.hpp"
+#include "bfly/jit/environment.hpp"
 #include "bfly/ops/sampler.hpp"
 #include "chi_square.hpp"
 #include "bfly/cpu/table_kernels.hpp"
@@ -203,12 +204,10 @@ int run_demo(const DemoOptions& given, std::ostream& out) {
     out << "running on the GPU through bfly::rt::Sampler (generated, compiled by NVRTC and cached at run time)\n";
     backend = std::make_unique<GpuBackend>(spec);
   } else {
-    const char* threads = std::getenv("BFLY_LOCKSTEP_THREADS");
     const std::string reason = options.force_cpu ? std::string("--cpu given") : "no GPU found (" + why + ")";
     out << fmt::format("{}: running the generated source on the CPU\n(compiled into bfly-gen at build time, run by "
                        "bfly/lockstep.hpp on {} threads)\n",
-                       reason,
-                       threads ? std::string(threads) : std::to_string(std::thread::hardware_concurrency()));
+                       reason, rt::environment().lockstep_threads);
     backend = std::make_unique<CpuBackend>();
   }
   if (options.draws == 0) options.draws = gpu ? kGpuDraws : kCpuDraws;

@@ -1,10 +1,11 @@
-// The command-line parser of bfly-gen (see args.hpp).
+// The command-line parser of the tools (see args.hpp).
 #include "cli/args.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace bfly::cli {
 namespace {
@@ -86,6 +87,46 @@ std::optional<int> Args::integer(std::string_view flag) const {
   if (error != std::errc() || end != text->data() + text->size())
     throw UsageError(fmt::format("{} expects an integer, got '{}'", flag, *text));
   return number;
+}
+
+std::optional<long long> Args::integer_in(std::string_view flag, long long minimum, long long maximum) const {
+  const std::optional<std::string> text = value(flag);
+  if (!text) return std::nullopt;
+  long long number = 0;
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), number);
+  if (error != std::errc() || end != text->data() + text->size() || number < minimum || number > maximum)
+    throw UsageError(fmt::format("{} expects an integer in [{}, {}], got '{}'", flag, minimum, maximum, *text));
+  return number;
+}
+
+std::optional<double> Args::positive(std::string_view flag) const {
+  const std::optional<std::string> text = value(flag);
+  if (!text) return std::nullopt;
+  double number = 0;
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), number);
+  if (error != std::errc() || end != text->data() + text->size() || !(number > 0) || !std::isfinite(number))
+    throw UsageError(fmt::format("{} expects a positive number, got '{}'", flag, *text));
+  return number;
+}
+
+std::optional<std::string> Args::choice(std::string_view flag, std::initializer_list<std::string_view> allowed) const {
+  const std::optional<std::string> text = value(flag);
+  if (!text) return std::nullopt;
+  std::string list;
+  std::size_t i = 0;
+  for (const std::string_view option : allowed) {
+    if (option == *text) return text;
+    list += fmt::format("{}{}", i == 0 ? "" : (i + 1 == allowed.size() ? " or " : ", "), option);
+    ++i;
+  }
+  throw UsageError(fmt::format("{} expects {}, got '{}'", flag, list, *text));
+}
+
+std::string format_usage(std::string_view synopsis, std::string_view description, const std::vector<Flag>& flags,
+                         std::string_view epilogue) {
+  std::string text = fmt::format("usage: {}\n{}\n\nflags:\n{}", synopsis, description, format_flags(flags));
+  if (!epilogue.empty()) text += fmt::format("\n{}", epilogue);
+  return text;
 }
 
 std::string format_flags(const std::vector<Flag>& flags) {

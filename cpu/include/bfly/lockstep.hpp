@@ -11,6 +11,8 @@
 // Under gdb, break in the kernel and print threadIdx, blockIdx or any register array as usual.
 #pragma once
 
+#include "bfly/jit/environment.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -350,11 +352,8 @@ inline void check_lane_exists(int source) {
                                                          " that does not exist in this (partial) warp");
 }
 
-// The worker threads of launch(): BFLY_LOCKSTEP_THREADS, else the number of CPU cores.
-inline long long default_workers() {
-  const char* env = std::getenv("BFLY_LOCKSTEP_THREADS");
-  return env ? std::atoll(env) : static_cast<long long>(std::thread::hardware_concurrency());
-}
+// The worker threads of launch(): BFLY_LOCKSTEP_THREADS, else the number of CPU cores (bfly/jit/environment.hpp).
+inline long long default_workers() { return static_cast<long long>(bfly::rt::environment().lockstep_threads); }
 
 // Runs kernel(args...) for every thread of every CTA of `grid`, CTAs spread over `workers` OS threads (at most
 // one per CTA, at least one). The outputs do not depend on `workers`.

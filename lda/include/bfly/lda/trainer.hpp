@@ -5,6 +5,7 @@
 #include "bfly/lda/corpus.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/lda/zstep.hpp"
+#include "bfly/spec/element_type.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -13,9 +14,6 @@
 #include <vector>
 
 namespace bfly::lda {
-
-enum class ElementType { f32, f64 };
-const char* name_of(ElementType type);
 
 // Everything that, with the corpus, fixes a run's results.
 struct TrainerOptions {
@@ -34,7 +32,7 @@ class CheckpointError : public Error {
 
 // What a checkpoint records besides the arrays (all of it is checked on resume).
 struct CheckpointInfo {
-  ElementType type = ElementType::f32;
+  gen::ElementType type = gen::ElementType::f32;
   TrainerOptions options;         // topics, priors, seed, estimate (threads is not stored)
   std::uint32_t iteration = 0;    // iterations done
   double train_seconds = 0;       // wall-clock seconds spent in iterations so far (not part of the results)

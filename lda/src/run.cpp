@@ -1,0 +1,207 @@
+// A bfly-lda run (see run.hpp).
+#include "bfly/lda/run.hpp"
+
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace bfly::lda {
+namespace {
+
+// The engine of the run: the GPU's, else the CPU's with the GPU's generated z-step kernel when it is compiled in
+// (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
+template <typename T>
+std::unique_ptr<IterationEngine<T>> choose_engine(const RunSettings& s, const Corpus& corpus) {
+  std::string why_not_gpu;
+  if (s.device == Device::gpu || (s.device == Device::automatic && gpu_available(&why_not_gpu)))
+    return gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
+  const std::string reason =
+      s.device == Device::cpu ? std::string("--device cpu") : fmt::format("no GPU ({})", why_not_gpu);
+  const int threads = resolve_threads(s.options.threads);
+  if (s.cpu_zstep == CpuZStepMode::reference) {
+    std::printf("%s: running the CPU reference z-step on %d threads (--cpu-zstep reference)\n", reason.c_str(),
+                threads);
+    return cpu_engine<T>(std::make_unique<CpuZStep<T>>(threads));
+  }
+  const gen::KernelSpec spec = gpu_z_spec<T>(s.options.topics, s.gpu, mean_document_length(corpus));
+  if (const CompiledZKernel* kernel = find_compiled_z_kernel(spec)) {
+    std::printf("%s: running the generated kernel %s on the CPU (bfly/lockstep.hpp, %d threads)\n", reason.c_str(),
+                gen::kernel_name(spec).c_str(), threads);
+    return cpu_engine<T>(std::make_unique<GeneratedCpuZStep<T>>(*kernel, threads));
+  }
+  const std::string missing = fmt::format(
+      "the GPU's kernel for K = {}, {}, is not compiled into this bfly-lda; compiled in: {} (CMake's "
+      "BFLY_LDA_CPU_KERNELS)",
+      s.options.topics, gen::kernel_name(spec), compiled_z_kernel_names());
+  if (s.cpu_zstep == CpuZStepMode::generated)
+    throw RunError(fmt::format("--cpu-zstep generated: {}", missing));
+  std::printf("%s: running the CPU reference z-step on %d threads (%s)\n", reason.c_str(), threads, missing.c_str());
+  return cpu_engine<T>(std::make_unique<CpuZStep<T>>(threads));
+}
+
+// "0.501 s", or "0.412 ms" below a tenth of a second (a GPU iteration takes well under a millisecond).
+std::string duration_text(double seconds) {
+  return seconds >= 0.1 ? fmt::format("{:.3f} s", seconds) : fmt::format("{:.3f} ms", seconds * 1e3);
+}
+
+template <typename T>
+void train_typed(const RunSettings& s, const Corpus& corpus) {
+  namespace fs = std::filesystem;
+  std::unique_ptr<IterationEngine<T>> engine = choose_engine<T>(s, corpus);
+  Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
+                                : Trainer<T>(corpus, s.options, std::move(engine));
+  std::printf("engine: %s\n", trainer.engine().name().c_str());
+  const TrainerOptions& o = trainer.options();
+  std::printf("model: K = %d, alpha = %g, beta = %g, estimate = %s, type = %s, seed = %llu, iterations %u -> %u\n",
+              o.topics, o.priors.alpha, o.priors.beta, name_of(o.estimate),
+              std::string(gen::name_of(gen::element_type_of<T>)).c_str(), static_cast<unsigned long long>(o.seed),
+              trainer.iteration(), s.iterations);
+  std::printf("log-likelihood: collapsed log p(w, z | alpha, beta) per token (as tomotopy's ll_per_word)\n");
+  if (trainer.iteration() > s.iterations)
+    throw RunError(fmt::format("the checkpoint is at iteration {}, past --iterations {}", trainer.iteration(),
+                               s.iterations));
+
+  std::FILE* curve = nullptr;
+  if (s.out) {
+    fs::create_directories(*s.out);
+    const fs::path path = fs::path(*s.out) / "loglik.csv";
+    const bool append = s.resume && fs::exists(path);
+    curve = std::fopen(path.string().c_str(), append ? "a" : "w");
+    if (curve == nullptr) throw Error(fmt::format("{}: cannot write the file", path.string()));
+    if (!append) std::fprintf(curve, "iteration,train_seconds,tokens_per_s,ll_per_token\n");
+    if (!s.resume) std::fprintf(curve, "0,0,0,%.9g\n", trainer.ll_per_token());
+    std::fflush(curve);
+  }
+  if (!s.quiet) std::printf("iteration %4u  ll/token %.6f\n", trainer.iteration(), trainer.ll_per_token());
+
+  const double tokens = static_cast<double>(corpus.num_tokens());
+  const std::string checkpoint = s.out ? (fs::path(*s.out) / "checkpoint.bin").string() : std::string();
+  while (trainer.iteration() < s.iterations) {
+    const IterationStats stats = trainer.step();
+    const double rate = tokens / stats.iteration_seconds;
+    if (!s.quiet && (stats.iteration % static_cast<std::uint32_t>(s.progress_every) == 0 ||
+                     stats.iteration == s.iterations)) {
+      std::printf("iteration %4u  ll/token %.6f  %8.3f Mtokens/s  (z-step %s, iteration %s)\n", stats.iteration,
+                  stats.ll_per_token, rate * 1e-6, duration_text(stats.zstep_seconds).c_str(),
+                  duration_text(stats.iteration_seconds).c_str());
+      std::fflush(stdout);  // progress shows at once, also through a pipe
+    }
+    if (curve != nullptr) {
+      std::fprintf(curve, "%u,%.6f,%.6g,%.9g\n", stats.iteration, trainer.train_seconds(), rate, stats.ll_per_token);
+      std::fflush(curve);
+    }
+    if (s.checkpoint_every > 0 && stats.iteration % static_cast<std::uint32_t>(s.checkpoint_every) == 0 &&
+        stats.iteration < s.iterations) {
+      trainer.save_checkpoint(checkpoint);
+      if (!s.quiet) std::printf("checkpoint: %s (iteration %u)\n", checkpoint.c_str(), stats.iteration);
+    }
+  }
+  if (curve != nullptr) std::fclose(curve);
+
+  std::printf("done: %u iterations, ll/token %.6f, %.2f s of training\n", trainer.iteration(),
+              trainer.ll_per_token(), trainer.train_seconds());
+  for (int k = 0; k < std::min(s.show_topics, o.topics); ++k) {
+    std::string line = fmt::format("topic {:>4}:", k);
+    for (const std::int32_t w : trainer.top_words(k, s.top_words)) line += " " + corpus.vocab[w];
+    std::printf("%s\n", line.c_str());
+  }
+  if (s.out) {
+    trainer.write_outputs(*s.out, s.top_words);
+    trainer.save_checkpoint(checkpoint);
+    std::printf("wrote %s: topics.txt theta.bin phi.bin documents.txt vocab.txt loglik.csv checkpoint.bin\n",
+                s.out->c_str());
+  }
+}
+
+}  // namespace
+
+void adopt_checkpoint(RunSettings& s, const GivenOptions& given) {
+  if (!s.resume) return;
+  const CheckpointInfo info = read_checkpoint_info(*s.resume);
+  auto agree = [&](std::string_view flag, bool is_given, bool same, const std::string& stored) {
+    if (is_given && !same)
+      throw RunError(fmt::format("{} differs from the checkpoint's value {}; a resumed run keeps its options "
+                                 "(leave {} out)",
+                                 flag, stored, flag));
+  };
+  agree("--topics", given.topics, s.options.topics == info.options.topics, std::to_string(info.options.topics));
+  agree("--alpha", given.alpha, s.options.priors.alpha == info.options.priors.alpha,
+        fmt::format("{}", info.options.priors.alpha));
+  agree("--beta", given.beta, s.options.priors.beta == info.options.priors.beta,
+        fmt::format("{}", info.options.priors.beta));
+  agree("--seed", given.seed, s.options.seed == info.options.seed, std::to_string(info.options.seed));
+  agree("--estimate", given.estimate, s.options.estimate == info.options.estimate, name_of(info.options.estimate));
+  agree("--type", given.type, s.type == info.type, std::string(gen::name_of(info.type)));
+  const int threads = s.options.threads;
+  s.options = info.options;
+  s.options.threads = threads;
+  s.type = info.type;
+}
+
+std::string check_device() {
+  std::string why_not_gpu;
+  if (gpu_available(&why_not_gpu)) return "gpu: a GPU can be used; --device auto trains on it";
+  return fmt::format("cpu: no GPU ({})", why_not_gpu);
+}
+
+Corpus load_corpus(const RunSettings& s) {
+  const auto start = std::chrono::steady_clock::now();
+  Corpus corpus = s.text ? read_text(*s.text, s.text_options) : read_uci(*s.docword, *s.vocab, s.max_docs);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("corpus: %lld documents, %d words, %lld tokens, longest document %lld tokens (read in %.2f s)\n",
+              static_cast<long long>(corpus.num_docs()), corpus.vocab_size(),
+              static_cast<long long>(corpus.num_tokens()), static_cast<long long>(corpus.max_doc_length()), seconds);
+  if (corpus.dropped_documents() > 0)
+    std::printf("dropped %lld of %lld input documents that had no tokens left\n",
+                static_cast<long long>(corpus.dropped_documents()), static_cast<long long>(corpus.input_documents));
+  return sort_by_length(corpus);  // the paper's order: lane groups of documents of similar length
+}
+
+void save_corpus(const Corpus& corpus, const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  std::string body;
+  std::int64_t nnz = 0;
+  std::map<std::int32_t, int> counts;
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) {
+    counts.clear();
+    for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) ++counts[corpus.words[i]];
+    for (const auto& [w, n] : counts) body += fmt::format("{} {} {}\n", m + 1, w + 1, n);
+    nnz += static_cast<std::int64_t>(counts.size());
+  }
+  const fs::path docword = fs::path(dir) / "docword.txt", vocab = fs::path(dir) / "vocab.txt";
+  std::ofstream(docword) << fmt::format("{}\n{}\n{}\n", corpus.num_docs(), corpus.vocab_size(), nnz) << body;
+  std::ofstream out(vocab);
+  for (const std::string& w : corpus.vocab) out << w << '\n';
+  if (!out) throw Error(fmt::format("{}: cannot write the file", vocab.string()));
+  std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
+}
+
+void train(const RunSettings& settings, const Corpus& corpus) {
+  gen::visit_element_type(settings.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    train_typed<T>(settings, corpus);
+  });
+}
+
+void run(const RunSettings& settings) {
+  const Corpus corpus = load_corpus(settings);
+  if (settings.save_corpus) {
+    save_corpus(corpus, *settings.save_corpus);
+    return;
+  }
+  train(settings, corpus);
+}
+
+}  // namespace bfly::lda
