@@ -18,15 +18,13 @@ Module::~Module() {
   if (module_ != nullptr) driver().ModuleUnload(module_);
 }
 
-Kernel load(const CompiledKernel& compiled) { return load(compiled, gen::launch_geometry(compiled.spec)); }
-
-Kernel load(const CompiledKernel& compiled, const gen::LaunchGeometry& geometry) {
+Kernel load(const CompiledKernel& compiled) {
   const Driver& d = driver();
   Kernel kernel;
   kernel.module = std::make_shared<const Module>(compiled);
   kernel.name = compiled.kernel_name;
-  kernel.spec = compiled.spec;
-  kernel.geometry = geometry;
+  kernel.family = compiled.family;
+  kernel.geometry = compiled.geometry;
   check(d.ModuleGetFunction(&kernel.function, kernel.module->get(), kernel.name.c_str()),
         fmt::format("cuModuleGetFunction({})", kernel.name));
   kernel.resources = compiled.resources;
