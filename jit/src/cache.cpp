@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 namespace bfly::rt {
 namespace {
@@ -74,6 +76,21 @@ std::string digest_bytes(std::string_view metadata, std::string_view payload) {
   return std::string(reinterpret_cast<const char*>(digest.data()), digest.size());
 }
 
+// Every field of a LaunchGeometry, in the order the key and the entry hold them. A field added to LaunchGeometry
+// must be added here (the static_assert below trips until it is) and bumps kCacheFormatVersion.
+template <typename Geometry, typename Visit>
+void for_each_geometry_field(Geometry& g, Visit visit) {
+  visit(g.threads_per_cta);
+  visit(g.rows_per_cta);
+  visit(g.chunk_blocks);
+  visit(g.chunks);
+  visit(g.theta_in_shared);
+  visit(g.static_shared_bytes);
+  visit(g.blocks_in_flight);
+}
+static_assert(sizeof(gen::LaunchGeometry) == 7 * sizeof(int),  // six ints and a bool, padded
+              "LaunchGeometry changed: update for_each_geometry_field and bump kCacheFormatVersion");
+
 std::string random_suffix() {
   thread_local std::mt19937_64 generator{std::random_device{}() ^ (std::uint64_t(::getpid()) << 32)};
   return fmt::format("{:016x}", generator());
@@ -96,10 +113,12 @@ CacheKey cache_key(const gen::Source& source, const CompileOptions& options, con
       fmt::format("bfly cache format {}", kCacheFormatVersion),
       source.kernel_name,
       source.text,
+      source.family,
       nvrtc_text,
       options.arch.option(),
       std::string(gen::embedded_templates_hash()),
   };
+  for_each_geometry_field(source.geometry, [&](auto value) { fields.push_back(std::to_string(value)); });
   for (std::string& option : nvrtc_options(options)) fields.push_back(std::move(option));
   detail::Sha256 hash;
   for (const std::string& field : fields) {
@@ -108,8 +127,8 @@ CacheKey cache_key(const gen::Source& source, const CompileOptions& options, con
   }
   CacheKey key;
   key.digest = hash.hex_digest();
-  key.file_name = fmt::format("{}_{}_nvrtc{}.{}_{}.bfly", source.kernel_name, options.arch.tag(), nvrtc.major,
-                              nvrtc.minor, key.digest.substr(0, 16));
+  key.file_name = fmt::format("{}_{}_nvrtc{}.{}_{}{}", source.kernel_name, options.arch.tag(), nvrtc.major,
+                              nvrtc.minor, key.digest.substr(0, 16), kCacheEntryExtension);
   return key;
 }
 
@@ -117,6 +136,8 @@ std::string encode_entry(const CacheKey& key, const CompiledKernel& kernel) {
   Writer metadata;
   metadata.string(key.digest);
   metadata.string(kernel.kernel_name);
+  metadata.string(kernel.family);
+  for_each_geometry_field(kernel.geometry, [&](auto value) { metadata.u32(static_cast<std::uint32_t>(value)); });
   metadata.u32(static_cast<std::uint32_t>(kernel.arch.cc));
   metadata.u32(kernel.arch.cubin ? 1 : 0);
   metadata.u32(static_cast<std::uint32_t>(kernel.options.size()));
@@ -138,7 +159,11 @@ std::string encode_entry(const CacheKey& key, const CompiledKernel& kernel) {
   return std::move(entry.bytes());
 }
 
-std::optional<CompiledKernel> decode_entry(std::string_view bytes, const CacheKey* key, std::string* why) {
+namespace {
+
+// decode_entry, also giving the key digest the entry was stored under.
+std::optional<CompiledKernel> decode(std::string_view bytes, const CacheKey* key, std::string* why,
+                                     std::string* stored_digest) {
   const auto reject = [why](std::string reason) -> std::optional<CompiledKernel> {
     if (why != nullptr) *why = std::move(reason);
     return std::nullopt;
@@ -165,6 +190,10 @@ std::optional<CompiledKernel> decode_entry(std::string_view bytes, const CacheKe
   CompiledKernel kernel;
   const std::string stored_key = metadata.string();
   kernel.kernel_name = metadata.string();
+  kernel.family = metadata.string();
+  for_each_geometry_field(kernel.geometry, [&](auto& field) {
+    field = static_cast<std::remove_reference_t<decltype(field)>>(static_cast<int>(metadata.u32()));
+  });
   kernel.arch.cc = static_cast<int>(metadata.u32());
   kernel.arch.cubin = metadata.u32() != 0;
   const std::uint32_t option_count = metadata.u32();
@@ -178,14 +207,33 @@ std::optional<CompiledKernel> decode_entry(std::string_view bytes, const CacheKe
   }
   if (!metadata.ok() || !metadata.at_end()) return reject("metadata does not parse");
   if (key != nullptr && stored_key != key->digest) return reject("entry belongs to another key");
-  // Generated kernels carry their spec in their name; other kernels compiled through the cache (the LDA
-  // iteration's, the tests' checkers) keep the default spec, as compile() gives them.
-  try {
-    kernel.spec = gen::parse_kernel_name(kernel.kernel_name);
-  } catch (const Error&) {
-    kernel.spec = gen::KernelSpec{};
-  }
   kernel.binary = std::string(payload);
+  if (stored_digest != nullptr) *stored_digest = stored_key;
+  return kernel;
+}
+
+}  // namespace
+
+std::optional<CompiledKernel> decode_entry(std::string_view bytes, const CacheKey* key, std::string* why) {
+  return decode(bytes, key, why, nullptr);
+}
+
+std::optional<CompiledKernel> decode_stored_entry(std::string_view bytes, std::string_view name, std::string* why) {
+  std::string digest;
+  std::optional<CompiledKernel> kernel = decode(bytes, nullptr, why, &digest);
+  if (!kernel) return kernel;
+  // The name cache_key gives this entry, but for the NVRTC version, which the entry does not record (an entry of
+  // another NVRTC is intact, only not this bfly's).
+  const std::string prefix = fmt::format("{}_{}_nvrtc", kernel->kernel_name, kernel->arch.tag());
+  const std::string suffix = fmt::format("_{}{}", digest.substr(0, 16), kCacheEntryExtension);
+  if (!name.starts_with(prefix) || !name.ends_with(suffix) || name.size() < prefix.size() + suffix.size()) {
+    if (why != nullptr) {
+      *why = fmt::format("holds {} for {} under key {}, which is not the entry this name stands for "
+                         "(expected {}*{})",
+                         kernel->kernel_name, kernel->arch.option(), digest.substr(0, 16), prefix, suffix);
+    }
+    return std::nullopt;
+  }
   return kernel;
 }
 
@@ -199,6 +247,30 @@ std::optional<std::string> DirectoryStorage::load(const std::string& name) noexc
     return std::move(bytes).str();
   } catch (...) {
     return std::nullopt;
+  }
+}
+
+std::vector<std::string> DirectoryStorage::list() const {
+  std::vector<std::string> names;
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory_, error)) return names;
+  for (auto file = std::filesystem::directory_iterator(directory_, error);
+       !error && file != std::filesystem::directory_iterator(); file.increment(error)) {
+    const std::string name = file->path().filename().string();
+    const bool ours = name.ends_with(kCacheEntryExtension) || name.ends_with(".bfly.cu") ||
+                      (name.starts_with(".") && name.ends_with(".tmp"));
+    std::error_code not_regular;
+    if (ours && file->is_regular_file(not_regular)) names.push_back(name);
+  }
+  if (error) throw Error(fmt::format("cannot list cache directory {}: {}", directory_.string(), error.message()));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void DirectoryStorage::remove(const std::string& name) {
+  std::error_code error;
+  if (!std::filesystem::remove(directory_ / name, error) && error) {
+    throw Error(fmt::format("cannot remove {}: {}", (directory_ / name).string(), error.message()));
   }
 }
 

@@ -244,7 +244,8 @@ ResourceUsage parse_ptxas_report(std::string_view log, std::string_view kernel_n
 CompiledKernel compile(const gen::Source& source, const CompileOptions& options) {
   CompiledKernel result;
   result.kernel_name = source.kernel_name;
-  result.spec = source.spec;
+  result.family = source.family;
+  result.geometry = source.geometry;
   result.arch = options.arch;
   result.options = nvrtc_options(options);
   Program program(source.text, program_name(source), gen::embedded_templates());
@@ -323,7 +324,7 @@ std::string describe_compile_failure(const gen::Source& source, const std::vecto
 CompileError::CompileError(const gen::Source& source, std::vector<std::string> options, std::string log)
     : Error(describe_compile_failure(source, options, log)),
       kernel_name_(source.kernel_name),
-      spec_(source.spec),
+      description_(gen::describe(source)),
       options_(std::move(options)),
       log_(std::move(log)) {}
 

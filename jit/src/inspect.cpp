@@ -8,13 +8,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <memory>
 
 namespace bfly::rt {
 namespace {
-
-constexpr std::string_view kEntryExtension = ".bfly";
 
 Arch arch_for_inspect(const std::optional<std::string>& arch) {
   if (arch) return parse_arch(*arch);
@@ -39,7 +36,7 @@ KernelReport inspect(const gen::Source& source, const std::optional<std::string>
   const CacheLookup lookup = default_cache().get(source, options);
   KernelReport report;
   report.kernel_name = lookup.kernel->kernel_name;
-  report.spec = lookup.kernel->spec;
+  report.spec = source.spec;
   report.description = gen::describe(source);
   report.arch = lookup.kernel->arch;
   report.options = lookup.kernel->options;
@@ -77,65 +74,81 @@ std::optional<std::filesystem::path> cache_directory() {
   return env.cache_dir;
 }
 
-std::vector<CacheEntryInfo> list_cache() {
+namespace {
+
+// The storage default_cache() uses, or null when the disk cache is off (checked first, so that listing or
+// clearing an absent cache warns about nothing).
+std::unique_ptr<CacheStorage> environment_storage() {
+  if (!cache_directory()) return nullptr;
+  return storage_from_environment(environment());
+}
+
+}  // namespace
+
+std::vector<CacheEntryInfo> list_cache(CacheStorage& storage) {
   std::vector<CacheEntryInfo> entries;
-  const std::optional<std::filesystem::path> directory = cache_directory();
-  std::error_code error;
-  if (!directory || !std::filesystem::is_directory(*directory, error)) return entries;
-  for (const auto& file : std::filesystem::directory_iterator(*directory, error)) {
-    if (file.path().extension() != kEntryExtension || !file.is_regular_file(error)) continue;
+  for (const std::string& name : storage.list()) {
+    if (!name.ends_with(kCacheEntryExtension)) continue;  // saved sources, temporary files
     CacheEntryInfo info;
-    info.path = file.path();
-    info.bytes = file.file_size(error);
-    std::ifstream stream(file.path(), std::ios::binary);
-    std::ostringstream bytes;
-    bytes << stream.rdbuf();
-    if (const std::optional<CompiledKernel> kernel = decode_entry(bytes.str(), nullptr, &info.problem)) {
-      info.valid = true;
-      info.kernel_name = kernel->kernel_name;
-      info.arch = kernel->arch;
-      info.resources = kernel->resources;
+    info.name = name;
+    info.path = storage.locate(name);
+    const std::optional<std::string> bytes = storage.load(name);
+    if (!bytes) {
+      info.problem = "cannot be read";
+    } else {
+      info.bytes = bytes->size();
+      if (const std::optional<CompiledKernel> kernel = decode_stored_entry(*bytes, name, &info.problem)) {
+        info.valid = true;
+        info.kernel_name = kernel->kernel_name;
+        info.arch = kernel->arch;
+        info.resources = kernel->resources;
+      }
     }
     entries.push_back(std::move(info));
   }
   std::sort(entries.begin(), entries.end(),
-            [](const CacheEntryInfo& a, const CacheEntryInfo& b) { return a.path.filename() < b.path.filename(); });
+            [](const CacheEntryInfo& a, const CacheEntryInfo& b) { return a.name < b.name; });
   return entries;
 }
 
-std::string format_cache_list(const std::vector<CacheEntryInfo>& entries) {
-  const std::optional<std::filesystem::path> directory = cache_directory();
-  if (!directory) return "disk cache is off (BFLY_CACHE=0, or no cache directory)\n";
-  std::string text = fmt::format("{}: {} entries\n", directory->string(), entries.size());
+std::vector<CacheEntryInfo> list_cache() {
+  const std::unique_ptr<CacheStorage> storage = environment_storage();
+  return storage ? list_cache(*storage) : std::vector<CacheEntryInfo>{};
+}
+
+std::string format_cache_list(const std::vector<CacheEntryInfo>& entries, std::string_view location) {
+  std::string text = fmt::format("{}: {} entries\n", location, entries.size());
   for (const CacheEntryInfo& entry : entries) {
     if (!entry.valid) {
-      text += fmt::format("  {}  {} bytes  INVALID: {} (rebuilt on next use)\n", entry.path.filename().string(),
-                          entry.bytes, entry.problem);
+      text += fmt::format("  {}  {} bytes  INVALID: {} (rebuilt on next use)\n", entry.name, entry.bytes,
+                          entry.problem);
     } else {
-      text += fmt::format("  {}  {} bytes  {}  {} registers, {} B spilled, {} B local\n",
-                          entry.path.filename().string(), entry.bytes, entry.arch.option(), entry.resources.registers,
-                          entry.resources.spill_store_bytes, entry.resources.local_bytes);
+      text += fmt::format("  {}  {} bytes  {}  {} registers, {} B spilled, {} B local\n", entry.name, entry.bytes,
+                          entry.arch.option(), entry.resources.registers, entry.resources.spill_store_bytes,
+                          entry.resources.local_bytes);
     }
   }
   return text;
 }
 
-std::size_t clear_cache() {
-  std::size_t removed = 0;
+std::string format_cache_list(const std::vector<CacheEntryInfo>& entries) {
   const std::optional<std::filesystem::path> directory = cache_directory();
-  std::error_code error;
-  if (!directory || !std::filesystem::is_directory(*directory, error)) return 0;
-  for (const auto& file : std::filesystem::directory_iterator(*directory)) {
-    const std::string name = file.path().filename().string();
-    const bool entry = name.ends_with(kEntryExtension);
-    const bool ours = entry || name.ends_with(".bfly.cu") || (name.starts_with(".") && name.ends_with(".tmp"));
-    if (!ours) continue;
-    if (!std::filesystem::remove(file.path(), error) && error) {
-      throw Error(fmt::format("cannot remove {}: {}", file.path().string(), error.message()));
-    }
-    if (entry) ++removed;
+  if (!directory) return "disk cache is off (BFLY_CACHE=0, or no cache directory)\n";
+  return format_cache_list(entries, directory->string());
+}
+
+std::size_t clear_cache(CacheStorage& storage) {
+  std::size_t removed = 0;
+  for (const std::string& name : storage.list()) {
+    storage.remove(name);
+    if (name.ends_with(kCacheEntryExtension)) ++removed;
   }
   return removed;
+}
+
+std::size_t clear_cache() {
+  const std::unique_ptr<CacheStorage> storage = environment_storage();
+  return storage ? clear_cache(*storage) : 0;
 }
 
 }  // namespace bfly::rt

@@ -18,15 +18,13 @@ Module::~Module() {
   if (module_ != nullptr) driver().ModuleUnload(module_);
 }
 
-Kernel load(const CompiledKernel& compiled) { return load(compiled, gen::launch_geometry(compiled.spec)); }
-
-Kernel load(const CompiledKernel& compiled, const gen::LaunchGeometry& geometry) {
+Kernel load(const CompiledKernel& compiled) {
   const Driver& d = driver();
   Kernel kernel;
   kernel.module = std::make_shared<const Module>(compiled);
   kernel.name = compiled.kernel_name;
-  kernel.spec = compiled.spec;
-  kernel.geometry = geometry;
+  kernel.family = compiled.family;
+  kernel.geometry = compiled.geometry;
   check(d.ModuleGetFunction(&kernel.function, kernel.module->get(), kernel.name.c_str()),
         fmt::format("cuModuleGetFunction({})", kernel.name));
   kernel.resources = compiled.resources;
@@ -118,9 +116,15 @@ void launch(CUfunction function, std::string_view name, const LaunchShape& shape
 }
 
 void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream) {
+  const gen::LaunchGeometry& g = kernel.geometry;
+  if (kernel.family.empty() || g.threads_per_cta <= 0 || g.rows_per_cta <= 0)
+    throw Error(fmt::format("{} is not a kernel of a family (no launch geometry); launch it with an explicit shape",
+                            kernel.name));
+  if (kernel.family != args.family().name)
+    throw Error(fmt::format("{}: the arguments were packed for the {} family, the kernel is of the {} family",
+                            kernel.name, args.family().name, kernel.family));
   const long long items = args.items();
   if (items == 0) return;
-  const gen::LaunchGeometry& g = kernel.geometry;
   LaunchShape shape;
   shape.grid_x = g.grid_for_rows(items);
   shape.block_x = static_cast<unsigned>(g.threads_per_cta);

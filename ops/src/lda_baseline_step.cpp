@@ -22,7 +22,7 @@ LdaBaselineStep::LdaBaselineStep(const gen::LdaBaselineSpec& spec) : spec_(spec)
   spec_.validate();
   const CacheLookup lookup =
       default_cache().get(gen::generate_lda_baseline(spec_), default_compile_options(current_device_arch()));
-  state_->kernel = load(*lookup.kernel, gen::launch_geometry(spec_));  // the baseline's geometry, not a KernelSpec's
+  state_->kernel = load(*lookup.kernel);
 }
 
 LdaBaselineStep::LdaBaselineStep(LdaBaselineStep&&) noexcept = default;

@@ -1,5 +1,6 @@
-// Kernel cache: key composition, self-checking entries, atomic publication by concurrent processes,
-// BFLY_CACHE=0, and the memory-only fallback for an unwritable directory.
+// Kernel cache: key composition, self-checking entries (with the kernel's family and launch geometry), atomic
+// publication by concurrent processes, listing and removal through the storage, BFLY_CACHE=0, and the memory-only
+// fallback for an unwritable directory.
 #include "bfly/jit/cache.hpp"
 
 #include "bfly/jit/environment.hpp"
@@ -64,23 +65,132 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
   gen::Source renamed = source;
   renamed.kernel_name = gen::kernel_name(spec_for(1023));
   EXPECT_NE(cache_key(renamed, kSm90).digest, base) << "kernel name";
+  gen::Source other_family = source;
+  other_family.family = "lda_z";
+  EXPECT_NE(cache_key(other_family, kSm90).digest, base) << "family";
+  const std::vector<std::pair<const char*, std::function<void(gen::LaunchGeometry&)>>> geometry_changes = {
+      {"threads_per_cta", [](gen::LaunchGeometry& g) { g.threads_per_cta += 32; }},
+      {"rows_per_cta", [](gen::LaunchGeometry& g) { g.rows_per_cta += 1; }},
+      {"chunk_blocks", [](gen::LaunchGeometry& g) { g.chunk_blocks += 1; }},
+      {"chunks", [](gen::LaunchGeometry& g) { g.chunks += 1; }},
+      {"theta_in_shared", [](gen::LaunchGeometry& g) { g.theta_in_shared = !g.theta_in_shared; }},
+      {"static_shared_bytes", [](gen::LaunchGeometry& g) { g.static_shared_bytes += 16; }},
+      {"blocks_in_flight", [](gen::LaunchGeometry& g) { g.blocks_in_flight += 1; }},
+  };
+  for (const auto& [field, change] : geometry_changes) {
+    gen::Source other_geometry = source;
+    change(other_geometry.geometry);
+    EXPECT_NE(cache_key(other_geometry, kSm90).digest, base) << "geometry." << field;
+  }
+}
+
+// A geometry whose every field differs from the default and from the others, so that a field lost, swapped or
+// truncated on the way through an entry shows.
+gen::LaunchGeometry distinct_geometry() {
+  gen::LaunchGeometry g;
+  g.threads_per_cta = 384;
+  g.rows_per_cta = 12;
+  g.chunk_blocks = 5;
+  g.chunks = 7;
+  g.theta_in_shared = true;
+  g.static_shared_bytes = 49152;
+  g.blocks_in_flight = 3;
+  return g;
 }
 
 TEST(CacheEntry, RoundTripsEveryField) {
-  const gen::Source source = tiny_source(spec_for(1024));
+  gen::Source source = tiny_source(spec_for(1024));
+  source.family = "lda_z_doc";
+  source.geometry = distinct_geometry();
   const CompiledKernel kernel = compile(source, kSm90);
+  EXPECT_EQ(kernel.family, source.family) << "compile() keeps the Source's family";
+  EXPECT_EQ(kernel.geometry, source.geometry) << "compile() keeps the Source's geometry";
   const CacheKey key = cache_key(source, kSm90);
   std::string why;
   const std::optional<CompiledKernel> back = decode_entry(encode_entry(key, kernel), &key, &why);
   ASSERT_TRUE(back.has_value()) << why;
   EXPECT_EQ(back->kernel_name, kernel.kernel_name);
-  EXPECT_EQ(back->spec, kernel.spec);
+  EXPECT_EQ(back->family, "lda_z_doc");
+  EXPECT_EQ(back->geometry, distinct_geometry());
+  EXPECT_EQ(back->geometry.threads_per_cta, 384);
+  EXPECT_EQ(back->geometry.rows_per_cta, 12);
+  EXPECT_EQ(back->geometry.chunk_blocks, 5);
+  EXPECT_EQ(back->geometry.chunks, 7);
+  EXPECT_TRUE(back->geometry.theta_in_shared);
+  EXPECT_EQ(back->geometry.static_shared_bytes, 49152);
+  EXPECT_EQ(back->geometry.blocks_in_flight, 3);
   EXPECT_EQ(back->arch, kernel.arch);
   EXPECT_EQ(back->options, kernel.options);
   EXPECT_EQ(back->log, kernel.log);
   EXPECT_EQ(back->binary, kernel.binary);
   EXPECT_EQ(back->resources, kernel.resources);
   EXPECT_TRUE(back->resources.known);
+}
+
+// A generated kernel's entry gives back the family and geometry gen::generate put in its Source, which is what
+// rt::load launches it with: no recovering them from the kernel name.
+TEST(CacheEntry, GeneratedKernelKeepsTheGeometryOfItsSource) {
+  const gen::Source source = gen::generate(spec_for(2048, 16));
+  ASSERT_FALSE(source.family.empty());
+  CompiledKernel kernel;  // encode_entry needs no compiled binary to carry the metadata
+  kernel.kernel_name = source.kernel_name;
+  kernel.family = source.family;
+  kernel.geometry = source.geometry;
+  kernel.arch = Arch{90, true};
+  kernel.binary = "not a cubin";
+  const CacheKey key = cache_key(source, kSm90);
+  const std::optional<CompiledKernel> back = decode_entry(encode_entry(key, kernel), &key);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->family, "sample");
+  EXPECT_EQ(back->geometry, gen::launch_geometry(spec_for(2048, 16)));
+}
+
+// Entries of format 1 (before entries held the family and geometry) are misses: rejected by their version, before
+// their layout is read.
+TEST(CacheEntry, RejectsFormatOneEntries) {
+  ASSERT_EQ(kCacheFormatVersion, 2);
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CacheKey key = cache_key(source, kSm90);
+  std::string format_one = encode_entry(key, compile(source, kSm90));
+  format_one[8] = 1;  // the little-endian u32 after the 8-byte magic
+  std::string why;
+  EXPECT_FALSE(decode_entry(format_one, &key, &why));
+  EXPECT_NE(why.find("format version 1 (this bfly reads 2)"), std::string::npos) << why;
+  EXPECT_FALSE(decode_entry(format_one, nullptr, &why)) << "rejected whatever key is asked for";
+
+  // In the cache: a miss, rebuilt, and replaced by a format-2 entry.
+  auto storage = std::make_unique<MemoryStorage>();
+  storage->files[key.file_name] = format_one;
+  MemoryStorage& disk = *storage;
+  KernelCache cache(std::move(storage));
+  const CacheLookup lookup = cache.get(source, kSm90);
+  EXPECT_EQ(lookup.level, CacheLevel::built);
+  EXPECT_EQ(cache.stats().disk_rejected, 1u);
+  EXPECT_EQ(lookup.kernel->geometry, source.geometry);
+  EXPECT_EQ(disk.files.at(key.file_name)[8], 2) << "entry rewritten in the current format";
+}
+
+// An entry is valid under its own name only: the runtime looks it up by the name of its key and would reject
+// another spec's entry stored there.
+TEST(CacheEntry, StoredEntryMustBeTheOneItsNameStandsFor) {
+  const gen::Source source = tiny_source(spec_for(1024));
+  const CacheKey key = cache_key(source, kSm90);
+  const std::string entry = encode_entry(key, compile(source, kSm90));
+  std::string why;
+  EXPECT_TRUE(decode_stored_entry(entry, key.file_name, &why)) << why;
+
+  const CacheKey other = cache_key(tiny_source(spec_for(2048)), kSm90);
+  EXPECT_FALSE(decode_stored_entry(entry, other.file_name, &why)) << "another spec's name";
+  EXPECT_NE(why.find("bfly_sample_f32_w32_k1024_r8_addsub"), std::string::npos) << why;
+  EXPECT_NE(why.find("not the entry this name stands for"), std::string::npos) << why;
+
+  const CacheKey other_options = cache_key(source, CompileOptions{Arch{90, true}, true});
+  ASSERT_NE(other_options.file_name, key.file_name);
+  EXPECT_FALSE(decode_stored_entry(entry, other_options.file_name, &why)) << "same kernel, another key";
+  EXPECT_FALSE(decode_stored_entry(entry, cache_key(source, CompileOptions{Arch{80, true}, false}).file_name, &why))
+      << "another architecture";
+  EXPECT_FALSE(decode_stored_entry("junk", key.file_name, &why)) << "damage is still damage";
+  EXPECT_NE(why.find("truncated"), std::string::npos) << why;
 }
 
 TEST(CacheEntry, RejectsDamageAndForeignKeys) {
@@ -223,6 +333,25 @@ TEST(KernelCache, UnwritableDirectoryDegradesToMemoryWithOneWarning) {
   EXPECT_NE(warnings.find("memory only"), std::string::npos) << warnings;
   EXPECT_NE(warnings.find(directory.string()), std::string::npos) << warnings;
   EXPECT_EQ(warnings.find("memory only"), warnings.rfind("memory only")) << "one warning, not one per kernel";
+}
+
+TEST(DirectoryStorage, ListsAndRemovesTheCachesFilesOnly) {
+  TempDir temp;
+  DirectoryStorage storage(temp.path() / "not-yet");
+  EXPECT_TRUE(storage.list().empty()) << "a directory not yet created holds nothing";
+  EXPECT_NO_THROW(storage.remove("missing.bfly"));
+  storage.save("b.bfly", "entry b");
+  storage.save("a.bfly", "entry a");
+  storage.save("a.bfly.cu", "source a");
+  std::ofstream(storage.directory() / ".a.bfly.0123456789abcdef.tmp") << "left by an interrupted save";
+  std::ofstream(storage.directory() / "notes.txt") << "not the cache's";
+  std::filesystem::create_directory(storage.directory() / "sub.bfly");
+  EXPECT_EQ(storage.list(), (std::vector<std::string>{".a.bfly.0123456789abcdef.tmp", "a.bfly", "a.bfly.cu",
+                                                       "b.bfly"}));
+  storage.remove("a.bfly");
+  EXPECT_FALSE(storage.load("a.bfly").has_value());
+  EXPECT_EQ(storage.load("b.bfly"), "entry b");
+  EXPECT_NO_THROW(storage.remove("a.bfly")) << "removing what is not there is no error";
 }
 
 TEST(DirectoryStorage, PublishesAtomicallyAndLeavesNoTemporaryFiles) {

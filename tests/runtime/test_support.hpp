@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace bfly::test {
 
@@ -41,14 +42,23 @@ class MemoryStorage final : public rt::CacheStorage {
   }
   void save(const std::string& name, std::string_view bytes) override { files[name] = std::string(bytes); }
   std::string locate(const std::string& name) const override { return "memory:" + name; }
+  std::vector<std::string> list() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, bytes] : files) names.push_back(name);
+    return names;
+  }
+  void remove(const std::string& name) override { files.erase(name); }
 
   std::map<std::string, std::string> files;
 };
 
-// A Source for `spec` whose text is a one-line kernel: compiles in tens of milliseconds.
+// A Source for `spec` whose text is a one-line kernel: compiles in tens of milliseconds. It carries the family
+// and geometry of the spec's generated kernel.
 inline gen::Source tiny_source(const gen::KernelSpec& spec, int value = 1) {
   gen::Source source;
   source.spec = spec;
+  source.family = std::string(gen::family_of(spec).name);
+  source.geometry = gen::launch_geometry(spec);
   source.kernel_name = gen::kernel_name(spec);
   source.text = "extern \"C\" __global__ void " + source.kernel_name + "(int* out) { out[threadIdx.x] = " +
                 std::to_string(value) + "; }\n";

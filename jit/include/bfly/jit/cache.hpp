@@ -27,27 +27,40 @@
 namespace bfly::rt {
 
 // Bumped whenever the entry layout or the meaning of a key field changes.
-inline constexpr int kCacheFormatVersion = 1;
+// Version 2: entries and keys hold the kernel's family and launch geometry.
+inline constexpr int kCacheFormatVersion = 2;
+
+// How every entry's name ends ("<kernel>_sm90_nvrtc13.0_<16 digits>.bfly"); a saved source adds ".cu".
+inline constexpr std::string_view kCacheEntryExtension = ".bfly";
 
 struct CacheKey {
   std::string digest;     // 64 hex digits: SHA-256 of the key fields; the memory key and the disk key
   std::string file_name;  // "<kernel>_sm90_nvrtc13.0_<first 16 digits>.bfly"
 };
 
-// The one function that composes a key: kernel name, full generated source, NVRTC option list, NVRTC version
-// and build, architecture, templates hash and cache format version, joined by NUL (which none of them contains).
+// The one function that composes a key: kernel name, full generated source, family and every field of the launch
+// geometry, NVRTC option list, NVRTC version and build, architecture, templates hash and cache format version,
+// joined by NUL (which none of them contains).
 CacheKey cache_key(const gen::Source& source, const CompileOptions& options,
                    const NvrtcVersion& nvrtc = nvrtc_version());
 
 // Serialised entry: fixed header (magic, format version, metadata and payload lengths, SHA-256 of both) followed
-// by the metadata (key, kernel name, arch, options, log, resources) and the payload (cubin or PTX).
+// by the metadata (key, kernel name, family, launch geometry, arch, options, log, resources) and the payload
+// (cubin or PTX).
 std::string encode_entry(const CacheKey& key, const CompiledKernel& kernel);
 
 // The kernel stored in `bytes` if the entry is intact and belongs to `key` (any key when null); otherwise
 // nullopt with the reason in *why. Never throws.
 std::optional<CompiledKernel> decode_entry(std::string_view bytes, const CacheKey* key, std::string* why = nullptr);
 
-// Where disk entries live; two methods so tests can substitute their own.
+// The kernel stored in `bytes`, found under the entry name `name`, if the entry is intact and is the one that name
+// stands for (its kernel name, architecture and key digest are those of the name; the runtime looks entries up
+// by name and rejects any other); otherwise nullopt with the reason in *why. Never throws.
+std::optional<CompiledKernel> decode_stored_entry(std::string_view bytes, std::string_view name,
+                                                  std::string* why = nullptr);
+
+// Where disk entries live: the one interface the cache, `cache list` and `cache clear` go through, so tests can
+// substitute their own.
 class CacheStorage {
  public:
   virtual ~CacheStorage() = default;
@@ -57,15 +70,24 @@ class CacheStorage {
   virtual void save(const std::string& name, std::string_view bytes) = 0;
   // How to find `name` (a path for a directory), for reports.
   virtual std::string locate(const std::string& name) const = 0;
+  // Every name stored, sorted: entries (ending in kCacheEntryExtension), saved sources ("<entry>.cu") and
+  // whatever else of the cache's the storage holds (a directory's temporary files from an interrupted save).
+  // Empty when nothing was ever stored (a directory not yet created); throws bfly::Error when it cannot be read.
+  virtual std::vector<std::string> list() const = 0;
+  // Removes what is stored under `name` (nothing when there is none); throws bfly::Error when it cannot.
+  virtual void remove(const std::string& name) = 0;
 };
 
-// Entries as files of one directory, created on first save.
+// Entries as files of one directory, created on first save. list() names the directory's entries, saved
+// sources and leftover temporary files, nothing else in it.
 class DirectoryStorage final : public CacheStorage {
  public:
   explicit DirectoryStorage(std::filesystem::path directory) : directory_(std::move(directory)) {}
   std::optional<std::string> load(const std::string& name) noexcept override;
   void save(const std::string& name, std::string_view bytes) override;
   std::string locate(const std::string& name) const override { return (directory_ / name).string(); }
+  std::vector<std::string> list() const override;
+  void remove(const std::string& name) override;
   const std::filesystem::path& directory() const { return directory_; }
 
  private:

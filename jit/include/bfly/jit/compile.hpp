@@ -4,7 +4,7 @@
 
 #include "bfly/error.hpp"
 #include "bfly/emit/generate.hpp"
-#include "bfly/spec/kernel_spec.hpp"
+#include "bfly/spec/kernel_family.hpp"
 
 #include <string>
 #include <string_view>
@@ -71,10 +71,13 @@ struct ResourceUsage {
 // Reads the "Function properties for <kernel>" block of a ptxas -v log; `known` false when it is absent.
 ResourceUsage parse_ptxas_report(std::string_view log, std::string_view kernel_name);
 
-// The result of compiling one Source: everything needed to load it and to say how it was produced.
+// The result of compiling one Source: everything needed to load and launch it and to say how it was produced.
+// The family and geometry are the Source's, kept with the binary (and in its cache entry), so loading a kernel
+// never has to recover its spec from its name.
 struct CompiledKernel {
   std::string kernel_name;
-  gen::KernelSpec spec;
+  std::string family;            // the kernel family's name; empty for kernels that are not generated ones
+  gen::LaunchGeometry geometry;  // how the kernel must be launched; default for kernels that are not generated ones
   Arch arch;
   std::vector<std::string> options;
   std::string log;     // NVRTC's log (the ptxas report for a cubin)
@@ -92,13 +95,13 @@ class CompileError : public Error {
   CompileError(const gen::Source& source, std::vector<std::string> options, std::string log);
 
   const std::string& kernel_name() const { return kernel_name_; }
-  const gen::KernelSpec& spec() const { return spec_; }
+  const std::string& description() const { return description_; }  // gen::describe(source)
   const std::vector<std::string>& options() const { return options_; }
   const std::string& log() const { return log_; }
 
  private:
   std::string kernel_name_;
-  gen::KernelSpec spec_;
+  std::string description_;
   std::vector<std::string> options_;
   std::string log_;
 };

@@ -11,13 +11,14 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bfly::rt {
 
 struct KernelReport {
   std::string kernel_name;
-  gen::KernelSpec spec;     // default for a source without one (an LDA baseline)
+  gen::KernelSpec spec;     // the source's; default for a source without one (an LDA baseline)
   std::string description;  // gen::describe(source): the spec, or what the kernel is
   Arch arch;
   std::vector<std::string> options;
@@ -38,10 +39,11 @@ KernelReport inspect(const gen::Source& source, const std::optional<std::string>
 std::string format_report(const KernelReport& report);
 
 struct CacheEntryInfo {
-  std::filesystem::path path;
+  std::string name;             // the entry's name in its storage (the file name)
+  std::filesystem::path path;   // where it is (CacheStorage::locate)
   std::uintmax_t bytes = 0;
   bool valid = false;
-  std::string problem;      // why the entry would be rejected (when !valid)
+  std::string problem;      // why the runtime would reject the entry (when !valid): damaged, stale, or misnamed
   std::string kernel_name;  // the rest only when valid
   Arch arch;
   ResourceUsage resources;
@@ -50,14 +52,25 @@ struct CacheEntryInfo {
 // The directory default_cache() uses (from the environment); nullopt when the disk cache is off.
 std::optional<std::filesystem::path> cache_directory();
 
-// Every entry of the cache directory, sorted by file name (empty when the directory is absent or disk is off).
+// Every entry of `storage`, sorted by name. An entry is valid when the runtime would load it under its name:
+// intact (decode_entry) and holding the kernel, architecture and key its name stands for (decode_stored_entry).
+std::vector<CacheEntryInfo> list_cache(CacheStorage& storage);
+
+// The same for the storage default_cache() uses (storage_from_environment(environment())); empty when the
+// directory is absent or the disk cache is off.
 std::vector<CacheEntryInfo> list_cache();
 
-// Human-readable table of list_cache(), as `bfly-gen cache list` prints it.
+// Human-readable table of entries found at `location`, as `bfly-gen cache list` prints it.
+std::string format_cache_list(const std::vector<CacheEntryInfo>& entries, std::string_view location);
+
+// The same with the environment's cache directory as the location (or a line saying the disk cache is off).
 std::string format_cache_list(const std::vector<CacheEntryInfo>& entries);
 
-// Removes every entry, saved source and leftover temporary file of the cache directory; returns how many
-// entries (.bfly files) it removed. Throws bfly::Error when a file cannot be removed.
+// Removes everything list() names in `storage`: entries, saved sources, leftover temporary files; returns how
+// many entries it removed. Throws bfly::Error when one cannot be removed.
+std::size_t clear_cache(CacheStorage& storage);
+
+// The same for the storage default_cache() uses; 0 when the disk cache is off.
 std::size_t clear_cache();
 
 }  // namespace bfly::rt

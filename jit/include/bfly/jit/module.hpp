@@ -36,15 +36,13 @@ struct Kernel {
   std::shared_ptr<const Module> module;
   CUfunction function = nullptr;
   std::string name;
-  gen::KernelSpec spec;
+  std::string family;  // the compiled kernel's (empty for kernels that are not generated ones)
   gen::LaunchGeometry geometry;
   ResourceUsage resources;  // from ptxas for a cubin; from the driver's function attributes for PTX
 };
 
-// Loads `compiled` and looks up its entry point, launched with `geometry`.
-Kernel load(const CompiledKernel& compiled, const gen::LaunchGeometry& geometry);
-
-// The same with the geometry of the kernel's spec (gen::launch_geometry(compiled.spec)): bfly's generated kernels.
+// Loads `compiled` and looks up its entry point, launched with the geometry it was compiled with
+// (compiled.geometry, from its Source or its cache entry).
 Kernel load(const CompiledKernel& compiled);
 
 // The whole chain for one spec: generate -> cache (memory, disk or NVRTC for the current device) -> load.
