@@ -238,7 +238,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (Variant variant : kVariants)
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
-      if (wanted(o, "bfly-auto")) add(gen::choose_sample_spec(K, type, auto_options()));
+      if (wanted(o, "bfly-auto")) add(bfly::gen::choose_sample_spec(K, type, auto_options()));
     }
   }
   return specs;
@@ -464,7 +464,7 @@ class Bench {
       }
     }
     if (wanted(o_, "bfly-auto")) {
-      const KernelSpec chosen = gen::choose_sample_spec(K, type, auto_options());
+      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options());
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
                               sampler_.sample(weights(i), M, K, ld, out, seed, stream_);
