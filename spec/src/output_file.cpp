@@ -104,7 +104,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_
   temp_ = (dir / fmt::format(".{}.tmp.{}.{}", target.filename().string(), ::getpid(), counter++)).string();
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0)
-    throw Error(fmt::format("{}: cannot create its temporary {}: {}", path_, temp_, describe_errno(errno)));
+    throw Error(fmt::format("{}: cannot write (creating {}): {}", path_, temp_, describe_errno(errno)));
 }
 
 OutputFile::~OutputFile() {
