@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+
+#include <unistd.h>
 
 namespace bfly::lda {
 
@@ -20,6 +23,9 @@ std::string where(const std::string& file, long long line) {
 }
 
 std::string read_whole_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw CorpusError(path, 0, "is a directory; expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorpusError(path, 0, "cannot open the file for reading; check the path");
   std::ostringstream buffer;
@@ -100,7 +106,7 @@ std::vector<std::string> read_vocab(const std::string& path, long long expected_
   const std::string text = read_whole_file(path);
   LineReader lines(text);
   std::vector<std::string> vocab;
-  vocab.reserve(static_cast<std::size_t>(expected_words));
+  vocab.reserve(static_cast<std::size_t>(std::min<long long>(expected_words, static_cast<long long>(text.size() / 2 + 1))));
   std::string_view line;
   while (lines.next(line)) {
     const std::string_view word = trim(line);
@@ -128,30 +134,50 @@ struct Entry {
   std::int32_t count;
 };
 
-// Builds the CSR corpus from entries in file order, dropping documents without tokens.
-Corpus build_csr(long long num_docs, const std::vector<Entry>& entries) {
-  std::vector<std::int64_t> length(static_cast<std::size_t>(num_docs), 0);
-  for (const Entry& e : entries) length[e.doc] += e.count;
+// The longest document the kernels take: their per-document token counts are 32-bit.
+constexpr std::int64_t kMaxDocumentTokens = INT32_MAX;
+
+// Builds the CSR corpus from entries in file order, dropping documents without tokens. Only documents that have
+// entries take memory (D comes from the header and may be huge); sizes are checked before allocating.
+Corpus build_csr(const std::string& path, long long num_docs, std::vector<Entry>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.doc < b.doc; });
   Corpus corpus;
   corpus.input_documents = num_docs;
-  std::vector<std::int64_t> new_index(static_cast<std::size_t>(num_docs), -1);
-  for (long long m = 0; m < num_docs; ++m) {
-    if (length[m] == 0) continue;
-    new_index[m] = corpus.num_docs();
-    corpus.doc_ids.push_back(m);
-    corpus.doc_offsets.push_back(corpus.doc_offsets.back() + length[m]);
+  std::int64_t total = 0, length = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    length += entries[i].count;
+    if (i + 1 == entries.size() || entries[i + 1].doc != entries[i].doc) {
+      if (length > kMaxDocumentTokens)
+        throw CorpusError(path, 0, fmt::format("document {} has {} tokens; documents of more than {} tokens are not "
+                                               "supported (split it)",
+                                               entries[i].doc + 1, length, kMaxDocumentTokens));
+      total += length;
+      corpus.doc_ids.push_back(entries[i].doc);
+      corpus.doc_offsets.push_back(total);
+      length = 0;
+    }
   }
-  corpus.words.resize(static_cast<std::size_t>(corpus.doc_offsets.back()));
-  std::vector<std::int64_t> fill(corpus.doc_offsets.begin(), corpus.doc_offsets.end() - 1);
+  check_memory(2.0 * static_cast<double>(total) * sizeof(std::int32_t),
+               fmt::format("{}: the corpus ({} tokens)", path, total));
+  corpus.words.resize(static_cast<std::size_t>(total));
+  std::size_t at = 0;
   for (const Entry& e : entries) {
-    std::int64_t& at = fill[new_index[e.doc]];
-    std::fill_n(corpus.words.begin() + at, e.count, e.word);
-    at += e.count;
+    std::fill_n(corpus.words.begin() + static_cast<std::ptrdiff_t>(at), e.count, e.word);
+    at += static_cast<std::size_t>(e.count);
   }
   return corpus;
 }
 
 }  // namespace
+
+void check_memory(double bytes, const std::string& what) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  if (bytes > memory)
+    throw Error(fmt::format("{} needs {:.1f} GiB, more than this machine's {:.1f} GiB of memory", what,
+                            bytes / (1u << 30), memory / (1u << 30)));
+}
 
 CorpusError::CorpusError(std::string file, long long line, const std::string& what)
     : Error(where(file, line) + what), file_(std::move(file)), line_(line) {}
@@ -189,6 +215,7 @@ std::uint64_t Corpus::fingerprint() const {
   mix(doc_offsets.data(), doc_offsets.size() * sizeof(std::int64_t));
   mix(words.data(), words.size() * sizeof(std::int32_t));
   mix(doc_ids.data(), doc_ids.size() * sizeof(std::int64_t));
+  for (const std::string& word : vocab) mix(word.c_str(), word.size() + 1);  // the words, each with its NUL
   return hash;
 }
 
@@ -236,7 +263,7 @@ Corpus read_uci(const std::string& docword_path, const std::string& vocab_path, 
                       fmt::format("the file ends after {} of NNZ = {} entries (header line 3); truncated file?",
                                   seen, NNZ));
 
-  Corpus corpus = build_csr(kept_docs, entries);
+  Corpus corpus = build_csr(docword_path, kept_docs, entries);
   corpus.vocab = read_vocab(vocab_path, W, docword_path);
   if (corpus.num_tokens() == 0)
     throw CorpusError(docword_path, 0, "no tokens in the kept documents");
@@ -304,6 +331,10 @@ Corpus read_text(const std::string& path, const TextOptions& options) {
       else flush();
     }
     flush();
+    if (static_cast<std::int64_t>(doc.size()) > kMaxDocumentTokens)
+      throw CorpusError(path, lines.number(), fmt::format("the document has {} tokens; documents of more than {} "
+                                                          "tokens are not supported (split it)",
+                                                          doc.size(), kMaxDocumentTokens));
   }
   if (docs.empty()) throw CorpusError(path, 0, "the file is empty; expected one document per line");
 

@@ -3,18 +3,24 @@
 
 #include "bfly/lda/generated_zstep.hpp"
 #include "bfly/lda/reference.hpp"
+#include "bfly/output_file.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace bfly::lda {
 namespace {
@@ -55,9 +61,101 @@ std::string duration_text(double seconds) {
   return seconds >= 0.1 ? fmt::format("{:.3f} s", seconds) : fmt::format("{:.3f} ms", seconds * 1e3);
 }
 
+// The checkpoint, atomically; the outputs of an earlier iteration no longer match it, so they go.
+template <typename T>
+void publish_checkpoint(const Trainer<T>& trainer, const std::string& dir, const std::string& checkpoint) {
+  trainer.save_checkpoint(checkpoint);
+  remove_outputs(dir);
+}
+
+// loglik.csv: one row per iteration, every write checked. A fresh run starts it; a resumed run starts from the
+// rows of its checkpoint's log (DIR/loglik.csv next to the checkpoint) up to the checkpoint's iteration, rewritten
+// atomically, so rows of iterations past the checkpoint (an interrupted run's) are dropped.
+class Curve {
+ public:
+  static constexpr const char* kHeader = "iteration,train_seconds,tokens_per_s,ll_per_token";
+
+  Curve(const RunSettings& s, std::uint32_t iteration, double ll_per_token) {
+    namespace fs = std::filesystem;
+    path_ = (fs::path(*s.out) / "loglik.csv").string();
+    std::string kept = std::string(kHeader) + "\n";
+    if (s.resume) {
+      const fs::path source = fs::is_directory(*s.resume) ? fs::path(*s.resume) / "loglik.csv"
+                                                          : fs::path(*s.resume).parent_path() / "loglik.csv";
+      kept += rows_up_to(source.string(), iteration);
+    } else {
+      kept += fmt::format("0,0,0,{:.9g}\n", ll_per_token);
+    }
+    {
+      OutputFile out(path_);
+      out.text(kept);
+      out.commit();
+    }
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) throw Error(fmt::format("{}: cannot open it to append: {}", path_, describe_errno(errno)));
+  }
+  Curve(const Curve&) = delete;
+  Curve& operator=(const Curve&) = delete;
+  ~Curve() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  void row(const std::string& text) { write_all(fd_, text.data(), text.size(), path_); }
+  void close() {
+    if (fd_ >= 0 && ::close(fd_) != 0) {
+      fd_ = -1;
+      throw Error(fmt::format("{}: cannot write: {}", path_, describe_errno(errno)));
+    }
+    fd_ = -1;
+  }
+
+ private:
+  // The rows 1..iteration of the log at `path` (row 0 too); the log must hold them all, in order, else it is not
+  // the log of this checkpoint.
+  static std::string rows_up_to(const std::string& path, std::uint32_t iteration) {
+    std::ifstream in(path);
+    if (!in) return {};  // no log (e.g. a checkpoint copied alone): the resumed rows start a new one
+    std::string line, kept;
+    std::getline(in, line);
+    if (line != kHeader)
+      throw RunError(fmt::format("{}: not a bfly-lda loglik.csv (first line \"{}\"); it does not belong to the "
+                                 "checkpoint; move it away",
+                                 path, line));
+    std::int64_t expected = 0;
+    while (std::getline(in, line) && expected <= iteration) {
+      const std::int64_t row = std::strtoll(line.c_str(), nullptr, 10);
+      if (row != expected)
+        throw RunError(fmt::format("{}: row for iteration {} where {} was expected; the log does not belong to the "
+                                   "checkpoint (iteration {}); move it away",
+                                   path, row, expected, iteration));
+      kept += line + "\n";
+      ++expected;
+    }
+    if (expected <= iteration)
+      throw RunError(fmt::format("{}: the log ends at iteration {} but the checkpoint is at iteration {}; it belongs "
+                                 "to another run; move it away",
+                                 path, expected - 1, iteration));
+    return kept;
+  }
+
+  std::string path_;
+  int fd_ = -1;
+};
+
 template <typename T>
 void train_typed(const RunSettings& s, const Corpus& corpus) {
   namespace fs = std::filesystem;
+  if (s.out) {
+    std::filesystem::create_directories(*s.out);
+    remove_stale_temporaries(*s.out);  // a killed run's
+    if (!s.resume) {  // a fresh run owns its directory: an earlier run's checkpoint and outputs would not match it
+      std::error_code error;
+      if (fs::exists(fs::path(*s.out) / "checkpoint.bin", error))
+        std::printf("%s: replacing the earlier run's checkpoint and outputs\n", s.out->c_str());
+      fs::remove(fs::path(*s.out) / "checkpoint.bin", error);
+      remove_outputs(*s.out);
+    }
+  }
   std::unique_ptr<IterationEngine<T>> engine = choose_engine<T>(s, corpus);
   Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
                                 : Trainer<T>(corpus, s.options, std::move(engine));
@@ -72,17 +170,8 @@ void train_typed(const RunSettings& s, const Corpus& corpus) {
     throw RunError(fmt::format("the checkpoint is at iteration {}, past --iterations {}", trainer.iteration(),
                                s.iterations));
 
-  std::FILE* curve = nullptr;
-  if (s.out) {
-    fs::create_directories(*s.out);
-    const fs::path path = fs::path(*s.out) / "loglik.csv";
-    const bool append = s.resume && fs::exists(path);
-    curve = std::fopen(path.string().c_str(), append ? "a" : "w");
-    if (curve == nullptr) throw Error(fmt::format("{}: cannot write the file", path.string()));
-    if (!append) std::fprintf(curve, "iteration,train_seconds,tokens_per_s,ll_per_token\n");
-    if (!s.resume) std::fprintf(curve, "0,0,0,%.9g\n", trainer.ll_per_token());
-    std::fflush(curve);
-  }
+  std::optional<Curve> curve;
+  if (s.out) curve.emplace(s, trainer.iteration(), trainer.ll_per_token());
   if (!s.quiet) std::printf("iteration %4u  ll/token %.6f\n", trainer.iteration(), trainer.ll_per_token());
 
   const double tokens = static_cast<double>(corpus.num_tokens());
@@ -97,17 +186,15 @@ void train_typed(const RunSettings& s, const Corpus& corpus) {
                   duration_text(stats.iteration_seconds).c_str());
       std::fflush(stdout);  // progress shows at once, also through a pipe
     }
-    if (curve != nullptr) {
-      std::fprintf(curve, "%u,%.6f,%.6g,%.9g\n", stats.iteration, trainer.train_seconds(), rate, stats.ll_per_token);
-      std::fflush(curve);
-    }
+    if (curve) curve->row(fmt::format("{},{:.6f},{:.6g},{:.9g}\n", stats.iteration, trainer.train_seconds(), rate,
+                                      stats.ll_per_token));
     if (s.checkpoint_every > 0 && stats.iteration % static_cast<std::uint32_t>(s.checkpoint_every) == 0 &&
         stats.iteration < s.iterations) {
-      trainer.save_checkpoint(checkpoint);
+      publish_checkpoint(trainer, *s.out, checkpoint);
       if (!s.quiet) std::printf("checkpoint: %s (iteration %u)\n", checkpoint.c_str(), stats.iteration);
     }
   }
-  if (curve != nullptr) std::fclose(curve);
+  if (curve) curve->close();
 
   std::printf("done: %u iterations, ll/token %.6f, %.2f s of training\n", trainer.iteration(),
               trainer.ll_per_token(), trainer.train_seconds());
@@ -117,8 +204,9 @@ void train_typed(const RunSettings& s, const Corpus& corpus) {
     std::printf("%s\n", line.c_str());
   }
   if (s.out) {
+    // The checkpoint first (the training is kept whatever happens next), then the outputs, all or none.
+    publish_checkpoint(trainer, *s.out, checkpoint);
     trainer.write_outputs(*s.out, s.top_words);
-    trainer.save_checkpoint(checkpoint);
     std::printf("wrote %s: topics.txt theta.bin phi.bin documents.txt vocab.txt loglik.csv checkpoint.bin\n",
                 s.out->c_str());
   }
@@ -181,10 +269,14 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
     nnz += static_cast<std::int64_t>(counts.size());
   }
   const fs::path docword = fs::path(dir) / "docword.txt", vocab = fs::path(dir) / "vocab.txt";
-  std::ofstream(docword) << fmt::format("{}\n{}\n{}\n", corpus.num_docs(), corpus.vocab_size(), nnz) << body;
-  std::ofstream out(vocab);
-  for (const std::string& w : corpus.vocab) out << w << '\n';
-  if (!out) throw Error(fmt::format("{}: cannot write the file", vocab.string()));
+  OutputFile docword_file(docword.string()), vocab_file(vocab.string());
+  docword_file.text(fmt::format("{}\n{}\n{}\n", corpus.num_docs(), corpus.vocab_size(), nnz));
+  docword_file.text(body);
+  for (const std::string& w : corpus.vocab) vocab_file.text(w + "\n");
+  docword_file.finish();
+  vocab_file.finish();
+  docword_file.commit();
+  vocab_file.commit();
   std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
 }
 

@@ -1,6 +1,8 @@
 // The trainer's iteration loop, its checkpoint file and its output files.
 #include "bfly/lda/trainer.hpp"
 
+#include "bfly/output_file.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +24,8 @@ namespace {
 constexpr char kCheckpointMagic[8] = {'B', 'F', 'L', 'Y', 'C', 'K', 'P', '1'};
 constexpr char kMatrixMagic[8] = {'B', 'F', 'L', 'Y', 'M', 'A', 'T', '1'};
 constexpr std::uint32_t kCheckpointFormat = 1;
+// magic, 6 u32, seed, alpha, beta, seconds, D, V, tokens, fingerprint
+constexpr std::uint64_t kCheckpointHeaderBytes = 8 + 6 * 4 + 8 * 8;
 
 // FNV-1a over 8-byte words (then the tail bytes): a checksum that notices damaged or truncated files.
 class Checksum {
@@ -42,29 +46,14 @@ class Checksum {
   std::uint64_t hash_ = 0xcbf29ce484222325ull;
 };
 
-// A file published atomically: written to a unique temporary name in the same directory, flushed to disk, then
-// renamed over `path`, so readers see the old file or the complete new one, never a partial one.
+// A file published atomically (bfly/output_file.hpp: a temporary in the same directory, every write checked,
+// fsync, rename), with the checksum of what was written.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path) : path_(std::move(path)) {
-    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    temp_ = fmt::format("{}.tmp.{}", path_, ::getpid());
-    file_ = std::fopen(temp_.c_str(), "wb");
-    if (file_ == nullptr) throw Error(fmt::format("{}: cannot create the file; is the directory writable?", temp_));
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  ~AtomicFile() {
-    if (file_ != nullptr) {
-      std::fclose(file_);
-      std::remove(temp_.c_str());
-    }
-  }
+  explicit AtomicFile(const std::string& path) : file_(prepare(path)) {}
 
   void write(const void* data, std::size_t bytes) {
-    if (bytes != 0 && std::fwrite(data, 1, bytes, file_) != bytes)
-      throw Error(fmt::format("{}: write failed (disk full?)", temp_));
+    file_.write(data, bytes);
     checksum_.add(data, bytes);
   }
   template <typename V>
@@ -73,26 +62,16 @@ class AtomicFile {
   }
   void text(const std::string& s) { write(s.data(), s.size()); }
   std::uint64_t checksum() const { return checksum_.value(); }
-
-  void commit() {
-    const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!ok || !closed) {
-      std::remove(temp_.c_str());
-      throw Error(fmt::format("{}: could not flush the file to disk", temp_));
-    }
-    std::error_code error;
-    std::filesystem::rename(temp_, path_, error);
-    if (error) {
-      std::remove(temp_.c_str());
-      throw Error(fmt::format("{}: could not rename {} to it: {}", path_, temp_, error.message()));
-    }
-  }
+  void finish() { file_.finish(); }
+  void commit() { file_.commit(); }
 
  private:
-  std::string path_, temp_;
-  std::FILE* file_ = nullptr;
+  static const std::string& prepare(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    return path;
+  }
+  OutputFile file_;
   Checksum checksum_;
 };
 
@@ -169,7 +148,7 @@ CheckpointInfo read_header(CheckpointReader& in) {
   info.vocab = in.get<std::int64_t>("the header");
   info.tokens = in.get<std::int64_t>("the header");
   info.corpus_fingerprint = in.get<std::uint64_t>("the header");
-  if (info.options.topics < 1 || info.docs < 0 || info.vocab < 0 || info.tokens < 0)
+  if (info.options.topics < 1 || info.options.topics > kMaxTopics || info.docs < 0 || info.vocab < 0 || info.tokens < 0)
     throw CheckpointError(fmt::format("{}: the header holds impossible sizes; damaged checkpoint", in.path()));
   return info;
 }
@@ -267,6 +246,14 @@ Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::un
   if (!(options_.priors.alpha > 0) || !(options_.priors.beta > 0))
     throw Error(fmt::format("the priors must be positive, got alpha = {}, beta = {}", options_.priors.alpha,
                             options_.priors.beta));
+  if (options_.topics > kMaxTopics)
+    throw Error(fmt::format("the number of topics must be <= {}, got {}", kMaxTopics, options_.topics));
+  // theta (D x K) and phi (V x K) in the engine and in the trainer's host copies, z twice, before allocating.
+  const double cells = (static_cast<double>(corpus.num_docs()) + static_cast<double>(corpus.vocab_size())) *
+                       static_cast<double>(options_.topics);
+  check_memory(2.0 * cells * sizeof(T) + 2.0 * static_cast<double>(corpus.num_tokens()) * sizeof(std::int32_t),
+               fmt::format("the model (K = {} topics x ({} documents + {} words))", options_.topics, corpus.num_docs(),
+                           corpus.vocab_size()));
   engine_->bind(corpus, options_);
 }
 
@@ -306,6 +293,20 @@ Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoin
   TrainerOptions options = info.options;
   options.threads = threads;
   const int K = options.topics;
+  // The header is not covered by the checksum until the whole file is read: check its sizes against the file's
+  // size before allocating anything (a damaged K must not end in bad_alloc).
+  {
+    const auto tokens = static_cast<std::uint64_t>(corpus.num_tokens());
+    const auto cells = (static_cast<std::uint64_t>(corpus.num_docs()) + static_cast<std::uint64_t>(corpus.vocab_size())) *
+                       static_cast<std::uint64_t>(K);
+    const std::uint64_t expected = kCheckpointHeaderBytes + tokens * sizeof(std::int32_t) + cells * sizeof(T) + 8;
+    std::error_code error;
+    const std::uintmax_t actual = std::filesystem::file_size(in.path(), error);
+    if (K > kMaxTopics || (!error && actual != expected))
+      throw CheckpointError(fmt::format("{}: {} bytes, but its header (K = {}) says {}; damaged or truncated "
+                                        "checkpoint",
+                                        in.path(), error ? 0 : actual, K, expected));
+  }
   std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
   std::vector<T> theta(static_cast<std::size_t>(corpus.num_docs()) * K);
   std::vector<T> phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
@@ -403,16 +404,39 @@ std::vector<std::int32_t> Trainer<T>::top_words(int k, int count) const {
   return ids;
 }
 
+namespace {
+
 template <typename T>
-void write_matrix(const std::string& path, const T* data, std::int64_t rows, std::int64_t cols) {
-  AtomicFile out(path);
+void write_matrix_to(AtomicFile& out, const T* data, std::int64_t rows, std::int64_t cols) {
   out.write(kMatrixMagic, sizeof kMatrixMagic);
   out.put<std::uint32_t>(static_cast<std::uint32_t>(gen::size_of(gen::element_type_of<T>)));
   out.put<std::uint32_t>(0u);
   out.put<std::uint64_t>(static_cast<std::uint64_t>(rows));
   out.put<std::uint64_t>(static_cast<std::uint64_t>(cols));
   out.write(data, static_cast<std::size_t>(rows * cols) * sizeof(T));
+}
+
+}  // namespace
+
+template <typename T>
+void write_matrix(const std::string& path, const T* data, std::int64_t rows, std::int64_t cols) {
+  AtomicFile out(path);
+  write_matrix_to(out, data, rows, cols);
   out.commit();
+}
+
+const std::vector<std::string>& output_names() {
+  static const std::vector<std::string> names = {"topics.txt", "documents.txt", "theta.bin", "phi.bin", "vocab.txt"};
+  return names;
+}
+
+void remove_outputs(const std::string& dir) {
+  namespace fs = std::filesystem;
+  for (const std::string& name : output_names()) {
+    const fs::path path = fs::path(dir) / name;
+    std::error_code error;
+    if (fs::is_regular_file(fs::symlink_status(path, error))) fs::remove(path, error);
+  }
 }
 
 template <typename T>
@@ -423,33 +447,31 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   const int K = options_.topics;
   const Corpus& corpus = *corpus_;
   const double tokens = static_cast<double>(corpus.num_tokens());
+  auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
+  for (const std::string& name : output_names()) check_output_path(path(name.c_str()), "output file");
 
-  {  // topics.txt: one line per topic, its share of the tokens and its most probable words
-    AtomicFile out((fs::path(dir) / "topics.txt").string());
-    for (int k = 0; k < K; ++k) {
-      std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
-      for (const std::int32_t w : top_words(k, top_count)) line += " " + corpus.vocab[w];
-      out.text(line + "\n");
-    }
-    out.commit();
+  // Every file goes to its temporary first; only when all are written and on disk are they renamed into place, so
+  // a failure leaves none of them changed (the caller removed the older, now inconsistent ones).
+  AtomicFile topics(path("topics.txt")), documents(path("documents.txt")), theta_file(path("theta.bin")),
+      phi_file(path("phi.bin")), vocab(path("vocab.txt"));
+  for (int k = 0; k < K; ++k) {  // topics.txt: one line per topic, its share of the tokens and its most probable words
+    std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
+    for (const std::int32_t w : top_words(k, top_count)) line += " " + corpus.vocab[w];
+    topics.text(line + "\n");
   }
   {  // theta.bin in input order, documents.txt: the input document of each row
     const std::vector<std::int64_t> order = input_order(corpus);
     std::vector<T> theta(theta_.size());
-    AtomicFile documents((fs::path(dir) / "documents.txt").string());
     for (std::size_t row = 0; row < order.size(); ++row) {
       std::copy_n(theta_.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
       documents.text(fmt::format("{}\n", corpus.doc_ids[order[row]]));
     }
-    documents.commit();
-    write_matrix((fs::path(dir) / "theta.bin").string(), theta.data(), corpus.num_docs(), K);
+    write_matrix_to(theta_file, theta.data(), corpus.num_docs(), K);
   }
-  write_matrix((fs::path(dir) / "phi.bin").string(), phi_.data(), corpus.vocab_size(), K);
-  {
-    AtomicFile vocab((fs::path(dir) / "vocab.txt").string());
-    for (const std::string& word : corpus.vocab) vocab.text(word + "\n");
-    vocab.commit();
-  }
+  write_matrix_to(phi_file, phi_.data(), corpus.vocab_size(), K);
+  for (const std::string& word : corpus.vocab) vocab.text(word + "\n");
+  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab}) file->finish();
+  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab}) file->commit();
 }
 
 template class Trainer<float>;

@@ -1,7 +1,12 @@
 // Tests of the bfly-gen command line: each runs the built binary (BFLY_GEN_PATH) as a user would and checks its
 // output and exit status: the butterfly tables against the paper's figures, the ahead-of-time header (compiled
 // and linked with nvcc, no GPU needed), byte-identical output, inspect and cache, the demo, help and bad flags.
+#include "bfly/error.hpp"
+#include "bfly/output_file.hpp"
+
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -221,6 +226,58 @@ TEST_F(BflyGen, GenerateIsByteIdenticalAndWritesOnlyWhenChanged) {
   ASSERT_EQ(other.status, 0) << other.err;
   EXPECT_NE(read_file(header), first.out);
   EXPECT_NE(read_file(header).find("bfly_sample_f32_w16_k1000_r8_addsub_launch("), std::string::npos);
+}
+
+// -o writes only regular files: directories, FIFOs and links to devices are refused with a message that says what
+// the path is, and are left as they were (issue 12, item 1). `-o /dev/full` itself is not run: as root, the old
+// bfly-gen replaced the device node; links in the scratch directory show the same without that risk.
+TEST_F(BflyGen, GenerateRefusesOutputsThatAreNotRegularFiles) {
+  const fs::path dir = scratch_ / "a_directory";
+  fs::create_directories(dir);
+  const Result d = bfly_gen("generate --K 100 -o " + quote(dir.string()));
+  EXPECT_NE(d.status, 0);
+  EXPECT_NE(d.err.find("is a directory"), std::string::npos) << d.err;
+  EXPECT_EQ(d.err.find("Success"), std::string::npos) << d.err;
+
+  const fs::path fifo = scratch_ / "a_fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // (the old bfly-gen blocked here forever, opening the FIFO to compare its contents)
+  const Result f = bfly_gen("generate --K 100 -o " + quote(fifo.string()) + " 2>&1; echo status=$?");
+  EXPECT_NE(f.out.find("status=1"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("FIFO"), std::string::npos) << f.out;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  for (const char* device : {"/dev/null", "/dev/full"}) {
+    const fs::path link = scratch_ / (std::string("link_to_") + (device + 5));
+    fs::create_symlink(device, link);
+    const Result r = bfly_gen("generate --K 100 -o " + quote(link.string()));
+    EXPECT_NE(r.status, 0) << device;
+    EXPECT_NE(r.err.find("character device"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_symlink(link)) << "the link to " << device << " was replaced";
+  }
+
+  // `-o -` is standard output; a full standard output is an error that says so.
+  const Result full = bfly_gen("generate --K 100 -o - >/dev/full");
+  EXPECT_EQ(full.status, 1);
+  EXPECT_NE(full.err.find("disk full"), std::string::npos) << full.err;
+}
+
+// The writer reports ENOSPC as a full disk, naming the file, not as a permissions problem (issue 12, item 1).
+TEST(OutputFile, AFullDiskIsReportedAsDiskFull) {
+  const int fd = open("/dev/full", O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::string data(100000, 'x');
+  try {
+    bfly::write_all(fd, data.data(), data.size(), "some/output.cuh");
+    ADD_FAILURE() << "writing to /dev/full succeeded";
+  } catch (const bfly::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("some/output.cuh"), std::string::npos) << message;
+    EXPECT_NE(message.find("disk full"), std::string::npos) << message;
+    EXPECT_EQ(message.find("writable"), std::string::npos) << message;
+  }
+  close(fd);
+  EXPECT_EQ(bfly::describe_errno(ENOSPC).rfind("disk full", 0), 0u);
 }
 
 TEST_F(BflyGen, GenerateWritesAGuardedHeaderWithALaunchFunction) {

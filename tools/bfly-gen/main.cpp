@@ -10,6 +10,7 @@
 #include "bfly/emit/write_file.hpp"
 
 #include "bfly/error.hpp"
+#include "bfly/output_file.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
@@ -19,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -26,6 +28,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace bfly::cli {
 namespace {
@@ -177,8 +181,9 @@ int run_generate(const Args& args) {
   const gen::KernelSpec spec = spec_from_args(args);
   const std::string header = gen::aot_header(spec);
   const std::string output = args.value("--output").value_or("-");
-  if (output == "-") {
-    std::cout << header;
+  if (output == "-") {  // checked writes: a full standard output is an error that says so
+    std::cout.flush();
+    write_all(STDOUT_FILENO, header.data(), header.size(), "standard output");
     return 0;
   }
   const bool written = gen::write_if_different(output, header);
@@ -439,9 +444,11 @@ int main_impl(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   const int status = bfly::cli::main_impl(std::vector<std::string>(argv + 1, argv + argc));
+  errno = 0;
   std::cout.flush();
   if (!std::cout) {
-    std::fprintf(stderr, "bfly-gen: cannot write to standard output\n");
+    std::fprintf(stderr, "bfly-gen: cannot write to standard output: %s\n",
+                 errno != 0 ? bfly::describe_errno(errno).c_str() : "write error");
     return 1;
   }
   return status;

@@ -2,13 +2,16 @@
 // A thin main: parses the command line (cli/args.hpp) into bfly::lda::RunSettings, runs it (bfly/lda/run.hpp) and
 // maps the errors to exit statuses: 0 success, 2 bad arguments or a bad input file or checkpoint, 1 anything else.
 #include "bfly/lda/run.hpp"
+#include "bfly/output_file.hpp"
 #include "cli/args.hpp"
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -86,7 +89,12 @@ RunSettings parse(const Args& args) {
   s.checkpoint_every = static_cast<int>(args.integer_in("--checkpoint-every", 0, 1'000'000'000).value_or(0));
   if (s.checkpoint_every > 0 && !s.out && !s.resume)
     throw UsageError("--checkpoint-every needs --out DIR (where checkpoint.bin goes)");
-  if (s.resume && !s.out) s.out = s.resume;  // a resumed run writes where it came from unless told otherwise
+  if (s.resume && !s.out) {  // a resumed run writes where it came from unless told otherwise
+    const std::filesystem::path from(*s.resume);
+    s.out = std::filesystem::is_directory(from)  ? from.string()
+            : from.parent_path().empty()         ? std::string(".")
+                                                 : from.parent_path().string();
+  }
   s.top_words = static_cast<int>(args.integer_in("--top-words", 1, 1000).value_or(10));
   s.show_topics = static_cast<int>(args.integer_in("--show-topics", 0, 65536).value_or(20));
   s.quiet = args.has("--quiet");
@@ -136,6 +144,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     run(parse(args));
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {  // progress and results that never arrived: an error
+      print_error(fmt::format("cannot write to standard output: {}",
+                              errno != 0 ? bfly::describe_errno(errno) : std::string("write error"))
+                      .c_str(),
+                  false);
+      return 1;
+    }
     return 0;
   } catch (const UsageError& e) {
     print_error(e.what(), true);

@@ -13,6 +13,21 @@
 
 #include "bfly/jit/environment.hpp"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BFLY_LOCKSTEP_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(BFLY_LOCKSTEP_ASAN)
+#define BFLY_LOCKSTEP_ASAN 1
+#endif
+#ifndef BFLY_LOCKSTEP_ASAN
+#define BFLY_LOCKSTEP_ASAN 0
+#endif
+#if BFLY_LOCKSTEP_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -124,6 +139,11 @@ class Fiber {
 
   // Prepares the fiber to run entry(arg) on its next resume.
   void reset(void (*entry)(void*), void* arg) {
+#if BFLY_LOCKSTEP_ASAN
+    // The stack is reused: AddressSanitizer's poisoning of the last CUDA thread's frames would stay and be reported
+    // as errors of the next one.
+    __asan_unpoison_memory_region(stack_bottom(), kStackBytes);
+#endif
 #if defined(__x86_64__)
     auto* top = reinterpret_cast<std::uint64_t*>(mapping_ + kGuard + kStackBytes);
     std::uint64_t* sp = top;
@@ -165,6 +185,14 @@ class Fiber {
   [[noreturn]] static void fail(const std::string& message) {
     std::fprintf(stderr, "bfly lockstep: %s\n", message.c_str());
     std::abort();
+  }
+
+  void* stack_bottom() const {
+#if defined(__x86_64__)
+    return mapping_ + kGuard;
+#else
+    return stack_.get();
+#endif
   }
 
   struct SchedulerTag {};

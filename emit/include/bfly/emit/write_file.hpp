@@ -8,7 +8,8 @@ namespace bfly::gen {
 
 // Writes `content` to `path` unless the file already holds exactly it; a changed file is replaced atomically
 // (temporary file in the same directory, then rename). Returns true when the file was written.
-// Throws bfly::Error when it cannot write.
+// Only regular files are written: a device, FIFO, directory or a link to one is refused (bfly/output_file.hpp).
+// Throws bfly::Error naming the file and the cause ("disk full") when it cannot write.
 bool write_if_different(const std::string& path, const std::string& content);
 
 }  // namespace bfly::gen

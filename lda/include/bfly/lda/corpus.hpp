@@ -10,6 +10,10 @@
 
 namespace bfly::lda {
 
+// Throws bfly::Error ("WHAT needs N GiB, more than this machine's M GiB of memory") when `bytes` cannot fit in the
+// machine's memory: sizes from files and options are checked with it before allocating.
+void check_memory(double bytes, const std::string& what);
+
 // A malformed, truncated or unreadable input file. The message starts with "FILE:LINE: " (or "FILE: " when no
 // line applies) and says what was expected; bfly-lda exits with status 2 for it.
 class CorpusError : public Error {
@@ -42,7 +46,7 @@ struct Corpus {
 
   // Throws bfly::Error if the CSR arrays are inconsistent (offsets, word ids out of range, sizes).
   void check() const;
-  // A 64-bit fingerprint of the token arrays, vocabulary size and document ids (FNV-1a); checkpoints carry it
+  // A 64-bit fingerprint of the token arrays, vocabulary (size and words), document ids (FNV-1a); checkpoints carry it
   // so that a run is never resumed on a different corpus.
   std::uint64_t fingerprint() const;
 };

@@ -15,6 +15,9 @@
 
 namespace bfly::lda {
 
+// The most topics a run may have (bfly-lda's --topics range; also checked in checkpoints before allocating).
+inline constexpr int kMaxTopics = 65536;
+
 // Everything that, with the corpus, fixes a run's results.
 struct TrainerOptions {
   int topics = 64;
@@ -110,7 +113,8 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
 
   // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin, phi.bin,
-  // documents.txt and vocab.txt. README.md (LDA section) gives the formats.
+  // documents.txt and vocab.txt. README.md (LDA section) gives the formats. All are written to temporaries and
+  // renamed into place only when every one is complete: on an error (named file and cause) none is replaced.
   void write_outputs(const std::string& dir, int top_words) const;
 
   std::uint32_t iteration() const { return iteration_; }
@@ -144,6 +148,11 @@ class Trainer {
   mutable bool stale_ = true;
   double ll_per_token_ = 0;
 };
+
+// The names of the files write_outputs writes, and a function that removes those of them in `dir` (regular files
+// only): a run removes them when it writes a checkpoint they no longer match.
+const std::vector<std::string>& output_names();
+void remove_outputs(const std::string& dir);
 
 // The small matrix file of theta.bin and phi.bin: 8 bytes "BFLYMAT1", u32 element size (4: f32, 8: f64),
 // u32 0, u64 rows, u64 cols, then rows * cols elements row-major, all little-endian.
