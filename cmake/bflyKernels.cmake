@@ -6,7 +6,7 @@
 # Each <spec> is one kernel: comma-separated key=value pairs (a list of specs is a CMake list, so separate specs
 # with spaces or ';', never ',' between two specs):
 #   name=<identifier>   file <name>.cuh and the launch alias <name>_launch (default: built from the other keys,
-#                       e.g. "K=1000,type=f32" -> bfly_sample_K1000_type_f32)
+#                       e.g. "K=1000,type=f32" -> bfly_sample_K_1000_type_f32)
 #   K=<N>               categories (required)
 #   type=f32|f64, W=4|8|16|32, remnant=<R>, variant=swap|addsub, operation=sample|lda_z|lda_z_doc
 #                       as `bfly-gen generate --type/--W/--remnant/--variant/--operation` (unset: bfly-gen's choice)
