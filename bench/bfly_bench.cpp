@@ -467,7 +467,7 @@ class Bench {
       const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options());
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
-                              sampler_.sample(weights(i), M, K, ld, out, seed, stream_);
+                              sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
                             }});
     }
     // The paper's baselines and the warp-per-row sampler.

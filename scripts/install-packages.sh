@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages bfly needs to build and test (the CUDA 13 toolkit is assumed at /usr/local/cuda).
-# Runs apt-get directly as root, through sudo otherwise.
+# Packages already installed (dpkg -s) are skipped, so a user without root gets through when they are all present.
+# Otherwise it runs apt-get as root, through sudo when not root, and without either names the missing packages
+# and exits with status 1.
 set -euo pipefail
 
 packages=(
@@ -12,8 +14,34 @@ packages=(
   libgmock-dev
 )
 
+missing=()
+for package in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)"
+  if [ "$status" != "install ok installed" ]; then missing+=("$package"); fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-packages: every package is installed (${packages[*]})"
+  exit 0
+fi
+
 as_root=()
-if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "install-packages: error: these packages are missing: ${missing[*]}" >&2
+    echo "install-packages: installing them needs root, and sudo is not available; as root, run:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+  as_root=(sudo)
+fi
+echo "install-packages: installing them needs root, and sudo is not available; as root, run:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  else
+    as_root=(sudo)  # sudo asks for the password
+  fi
+fi
+echo "install-packages: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update
-"${as_root[@]}" apt-get install -y --no-install-recommends "${packages[@]}"
+"${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -140,6 +140,7 @@ TEST(KernelFamilies, GeneratedSignaturesFollowTheFamily) {
 
 TEST(KernelFamilies, TheAheadOfTimeLaunchFunctionFollowsTheFamily) {
   for (const KernelSpec& spec : {choose_sample_spec(100, ElementType::f64), choose_lda_z_spec(300, ElementType::f32)}) {
+    EXPECT_EQ(aot_header(spec).rfind("// SPDX-License-Identifier: MIT\n// " + kernel_name(spec) + ": ", 0), 0u);
     const std::string header = one_line(aot_header(spec));
     const KernelFamily& f = family_of(spec);
     std::string parameters, arguments;

@@ -161,7 +161,9 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
 std::string aot_header(const Source& source, const KernelFamily& family, std::string_view regenerate,
                        int row_stride_minimum) {
   const std::string guard = guard_macro(source.kernel_name);
-  return fmt::format("{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n", usage_comment(source, family, regenerate),
+  // The SPDX line comes first (only here: generate()'s kernel text, checked by tests/golden, does not carry it).
+  return fmt::format("// SPDX-License-Identifier: {}\n{}\n#ifndef {}\n#define {}\n\n{}\n{}\n#endif  // {}\n",
+                     kAotHeaderLicense, usage_comment(source, family, regenerate),
                      guard, guard, inline_headers(source), launch_function(source, family, row_stride_minimum), guard);
 }
 

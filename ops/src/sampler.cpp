@@ -23,6 +23,12 @@ void check_categories(int K) {
 
 }  // namespace
 
+gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
+                                 int* out, std::uint64_t seed, std::uint32_t iteration) {
+  return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
+                         {weights, M, ld, out, nullptr, seed, iteration}, spec.K);
+}
+
 struct Sampler::State {
   LoadedKernels kernels;
 };
@@ -35,12 +41,11 @@ Sampler& Sampler::operator=(Sampler&&) noexcept = default;
 Sampler::~Sampler() = default;
 
 SampleReport Sampler::sample(const void* weights, gen::ElementType type, long long M, int K, long long ld, int* out,
-                             std::uint64_t seed, CUstream_st* stream) {
+                             std::uint64_t seed, std::uint32_t iteration, CUstream_st* stream) {
   check_categories(K);
   SampleReport report;
   report.spec = spec_for(K, type);
-  gen::PackedArgs args(gen::family_of(report.spec), type, "Sampler::sample", {weights, M, ld, out, nullptr, seed, 0u},
-                       K);
+  gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration);
   if (M == 0) return report;
 
   std::tie(report.invalid_rows, report.first_invalid_row) =
@@ -49,11 +54,10 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
 }
 
 SampleReport Sampler::sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
-                                  long long ld, std::span<int> out, std::uint64_t seed) {
+                                  long long ld, std::span<int> out, std::uint64_t seed, std::uint32_t iteration) {
   check_categories(K);
-  gen::PackedArgs(gen::family("sample"), type, "Sampler::sample", {weights, M, ld, out.data(), nullptr, seed, 0u},
-                  K);
-  if (M == 0) return sample(nullptr, type, 0, K, ld, nullptr, seed, nullptr);
+  sample_arguments(spec_for(K, type), weights, M, ld, out.data(), seed, iteration);
+  if (M == 0) return sample(nullptr, type, 0, K, ld, nullptr, seed, iteration, nullptr);
   const long long needed = (M - 1) * ld + K;
   if (static_cast<long long>(count) < needed) {
     throw Error(fmt::format("Sampler::sample_host: weights holds {} elements; M = {} rows of K = {} with ld = {} "
@@ -70,7 +74,7 @@ SampleReport Sampler::sample_host(const void* weights, std::size_t count, gen::E
   DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
   check(d.MemcpyHtoD(device_weights.get(), weights, bytes), "cuMemcpyHtoD(weights)");
   const SampleReport report = sample(reinterpret_cast<const void*>(device_weights.get()), type, M, K, ld,
-                                     reinterpret_cast<int*>(device_out.get()), seed, nullptr);
+                                     reinterpret_cast<int*>(device_out.get()), seed, iteration, nullptr);
   check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
   return report;
 }

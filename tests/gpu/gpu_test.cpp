@@ -368,5 +368,22 @@ TEST(GpuSampler, SameSeedSameDrawsAndReportsTheSpec) {
   report_draws(current_test_name(), 3 * M + M / 2);
 }
 
+TEST(GpuSampler, AnotherIterationDrawsAgainFromTheSameWeights) {
+  BFLY_REQUIRE_GPU();
+  const long long M = 3000;
+  const int K = 333;
+  const std::vector<float> weights = random_weights<float>(M, K, K, 6);
+  rt::Sampler sampler;
+  std::vector<int> first(M), again(M), next(M), fresh(M);
+  sampler.sample_host(std::span<const float>(weights), M, K, K, first, 9);  // iteration 0 by default
+  sampler.sample_host(std::span<const float>(weights), M, K, K, again, 9, 0);
+  sampler.sample_host(std::span<const float>(weights), M, K, K, next, 9, 1);
+  sampler.sample_host(std::span<const float>(weights), M, K, K, fresh, 9, 1);
+  EXPECT_EQ(first, again) << "iteration 0 is the default";
+  EXPECT_NE(first, next) << "another iteration, fresh uniforms";
+  EXPECT_EQ(next, fresh) << "the same (seed, iteration), the same draws";
+  report_draws(current_test_name(), 4 * M);
+}
+
 }  // namespace
 }  // namespace bfly::test

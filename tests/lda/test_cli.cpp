@@ -1,6 +1,7 @@
 // The bfly-lda command line: bad arguments, bad input files and bad checkpoints exit with status 2 and a clear
 // message; a run resumed from its checkpoint ends with the same files as an uninterrupted run; without a GPU the
 // GPU's generated z-step kernel runs on the CPU when it is compiled in, else the CPU reference, and either says so.
+#include "bfly/emit/generate.hpp"
 #include "bfly/lda/generated_zstep.hpp"
 #include "bfly/lda/gpu_engine.hpp"
 #include "lda_test_util.hpp"
@@ -58,6 +59,12 @@ TEST_F(Cli, HelpExitsZero) {
   EXPECT_EQ(run.status, 0);
   EXPECT_NE(run.output.find("usage: bfly-lda"), std::string::npos);
   EXPECT_NE(run.output.find("--checkpoint-every"), std::string::npos);
+}
+
+TEST_F(Cli, VersionPrintsTheProjectVersion) {
+  const RunResult run = run_lda("--version", dir_);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.output, "bfly-lda " + std::string(bfly::gen::bfly_version()) + "\n");
 }
 
 TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {

@@ -83,6 +83,24 @@ TEST(Sampler, ValidatesArgumentsBeforeTouchingTheDriver) {
             std::string::npos);
 }
 
+// The iteration of sample() is the kernel's `iteration` argument (the Philox counter's last word), next to the seed.
+TEST(Sampler, IterationReachesTheKernelArguments) {
+  const gen::KernelSpec spec = gen::choose_sample_spec(64, gen::ElementType::f32, SamplerOptions{});
+  const auto* weights = reinterpret_cast<const float*>(0x1000);
+  auto* out = reinterpret_cast<int*>(0x2000);
+  const gen::PackedArgs args = sample_arguments(spec, weights, 10, 64, out, 42, 7);
+  EXPECT_EQ(args.integer("seed"), 42);
+  EXPECT_EQ(args.integer("iteration"), 7);
+  EXPECT_EQ(args.integer("M"), 10);
+  EXPECT_EQ(args.pointer("out"), out);
+  EXPECT_EQ(sample_arguments(spec, weights, 10, 64, out, 42, 0xffffffffu).integer("iteration"), 0xffffffffLL);
+  // sample() checks with the same function, iteration included, before it needs a GPU.
+  Sampler sampler;
+  EXPECT_EQ(sampler.sample(weights, 0, 64, 64, out, 42, 3).spec.K, 64);
+  EXPECT_NE(error_of([&] { sampler.sample(weights, 10, 64, 63, out, 42, 3); }).find("ld = 63 is less than K = 64"),
+            std::string::npos);
+}
+
 TEST(Sampler, EmptyBatchIsANoOpWithoutAGpu) {
   Sampler sampler;
   const SampleReport report = sampler.sample(static_cast<const float*>(nullptr), 0, 64, 64, nullptr, 1);

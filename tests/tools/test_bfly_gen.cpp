@@ -541,6 +541,13 @@ TEST_F(BflyGen, HelpForTheToolAndEachCommand) {
   EXPECT_NE(bfly_gen("table --help").out.find("--W N"), std::string::npos);
 }
 
+TEST_F(BflyGen, VersionPrintsTheProjectVersion) {
+  const Result r = bfly_gen("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "bfly-gen " BFLY_VERSION "\n");
+  EXPECT_NE(bfly_gen("--help").out.find("--version"), std::string::npos);
+}
+
 TEST_F(BflyGen, NoArgumentsPrintsUsageAndFails) {
   const Result r = bfly_gen("");
   EXPECT_EQ(r.status, 2);

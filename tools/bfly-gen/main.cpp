@@ -379,6 +379,7 @@ std::string tool_help() {
       "commands:\n";
   for (const Command& command : commands()) text += fmt::format("  {:<9} {}\n", command.name, command.summary);
   text += fmt::format("  {:<9} {}\n", "help", "print the help of a command: bfly-gen help <command>");
+  text += fmt::format("  {:<9} {}\n", "--version", "print the version (bfly-gen X.Y.Z)");
   text +=
       "\n"
       "Run 'bfly-gen <command> --help' for a command's flags. Exit status: 0 success, 1 failure while running,\n"
@@ -405,6 +406,10 @@ int main_impl(const std::vector<std::string>& argv) {
   const std::string& name = argv.front();
   if (name == "--help" || name == "-h") {
     std::cout << tool_help();
+    return 0;
+  }
+  if (name == "--version") {
+    std::cout << fmt::format("bfly-gen {}\n", gen::bfly_version());
     return 0;
   }
   if (name == "help") {

@@ -1,6 +1,7 @@
 // bfly-lda: trains an LDA topic model with the uncollapsed Gibbs sampler of Steele & Tristan (2019), Section 4.
 // A thin main: parses the command line (cli/args.hpp) into bfly::lda::RunSettings, runs it (bfly/lda/run.hpp) and
 // maps the errors to exit statuses: 0 success, 2 bad arguments or a bad input file or checkpoint, 1 anything else.
+#include "bfly/emit/generate.hpp"
 #include "bfly/lda/run.hpp"
 #include "bfly/output_file.hpp"
 #include "cli/args.hpp"
@@ -53,6 +54,7 @@ const std::vector<Flag> kFlags = {
     {"--save-corpus", "DIR", "write the corpus as read (after tokenising) as DIR/docword.txt + DIR/vocab.txt "
                              "(UCI format, documents in training order) and exit; other trainers can then see "
                              "exactly bfly-lda's tokens"},
+    {"--version", "", "print the version (bfly-lda X.Y.Z) and exit"},
     {"--check-device", "", "print where --device auto would train (\"gpu: ...\" or \"cpu: no GPU (why)\") and exit"},
 };
 
@@ -137,6 +139,10 @@ int main(int argc, char** argv) {
     const Args args("bfly-lda", kFlags, std::vector<std::string>(argv + 1, argv + argc), 0);
     if (args.help()) {
       std::fputs(usage().c_str(), stdout);
+      return 0;
+    }
+    if (args.has("--version")) {
+      std::printf("bfly-lda %s\n", std::string(gen::bfly_version()).c_str());
       return 0;
     }
     if (args.has("--check-device")) {

@@ -11,7 +11,10 @@
 
 namespace bfly::gen {
 
-// The header text for `spec`: a usage comment, the kernel with bfly's fragments pasted in (inline_headers), and
+// The SPDX licence identifier on the first line of every ahead-of-time header (bfly's licence, LICENSE).
+inline constexpr std::string_view kAotHeaderLicense = "MIT";
+
+// The header text for `spec`: the SPDX line, a usage comment, the kernel with bfly's fragments pasted in (inline_headers), and
 // under `#ifdef __CUDACC__` the function
 //   cudaError_t <kernel_name>_launch(<the family's parameters>, cudaStream_t stream = 0);
 // whose checks follow the arguments' roles and whose grid follows the kernel's geometry. The same spec always gives

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "bfly/spec/choose.hpp"
+#include "bfly/spec/kernel_args.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
 #include <cstdint>
@@ -30,6 +31,12 @@ struct SampleReport {
 // the Sampler for its lifetime. A Sampler runs in the calling thread's current context, else in the primary
 // context of device 0. One Sampler must not be used by several threads at once (it owns the invalid-row
 // counters); make one per thread instead.
+// The kernel arguments of one sample call with `spec` (what Sampler::sample packs, checks and launches; the
+// invalid-row counters are left null, the Sampler sets them once it has a context). Throws bfly::Error as sample()
+// does for a bad ld, M or null array.
+gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
+                                 int* out, std::uint64_t seed, std::uint32_t iteration);
+
 class Sampler {
  public:
   explicit Sampler(SamplerOptions options = {});
@@ -42,29 +49,32 @@ class Sampler {
   // ld >= K, M >= 0, and for M > 0 non-null weights and out. M == 0 does nothing and needs no GPU.
   // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
   // enqueues the launch. The draw for row r
-  // depends only on (seed, r, the weights of row r): not on M, the stream or the launch configuration.
+  // depends only on (seed, iteration, r, the weights of row r): not on M, the stream or the launch configuration.
+  // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
+  // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
+  // weights: iteration 0, 1, 2, ...); the same (seed, iteration) repeats the draws exactly.
   // T is a host type of the element-type table (float, double): gen::element_type_of<T>.
   template <typename T>
   SampleReport sample(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
-                      CUstream_st* stream = nullptr) {
-    return sample(static_cast<const void*>(weights), gen::element_type_of<T>, M, K, ld, out, seed, stream);
+                      std::uint32_t iteration = 0, CUstream_st* stream = nullptr) {
+    return sample(static_cast<const void*>(weights), gen::element_type_of<T>, M, K, ld, out, seed, iteration, stream);
   }
   // The same with the element type given at run time (for bindings that hold untyped device pointers).
   SampleReport sample(const void* weights, gen::ElementType type, long long M, int K, long long ld, int* out,
-                      std::uint64_t seed, CUstream_st* stream = nullptr);
+                      std::uint64_t seed, std::uint32_t iteration = 0, CUstream_st* stream = nullptr);
 
   // Host-array convenience: copies weights to the device, samples, copies the draws back (synchronous).
   // weights (a contiguous range of float or double, e.g. std::vector<float>) must hold (M - 1) * ld + K elements
   // and out M ints.
   template <std::ranges::contiguous_range Weights>
   SampleReport sample_host(const Weights& weights, long long M, int K, long long ld, std::span<int> out,
-                           std::uint64_t seed) {
+                           std::uint64_t seed, std::uint32_t iteration = 0) {
     using T = std::ranges::range_value_t<Weights>;
     return sample_host(static_cast<const void*>(std::ranges::data(weights)), std::ranges::size(weights),
-                       gen::element_type_of<T>, M, K, ld, out, seed);
+                       gen::element_type_of<T>, M, K, ld, out, seed, iteration);
   }
   SampleReport sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
-                           long long ld, std::span<int> out, std::uint64_t seed);
+                           long long ld, std::span<int> out, std::uint64_t seed, std::uint32_t iteration = 0);
 
   // The spec used for K and type: gen::choose_sample_spec(K, type, options()).
   gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_sample_spec(K, type, options_); }
