@@ -111,6 +111,7 @@ CacheKey cache_key(const gen::Source& source, const CompileOptions& options, con
   const std::string nvrtc_text = fmt::format("{}.{} {}", nvrtc.major, nvrtc.minor, nvrtc.build);
   std::vector<std::string> fields = {
       fmt::format("bfly cache format {}", kCacheFormatVersion),
+      fmt::format("bfly {}", gen::bfly_version()),  // a new bfly never loads an older one's kernels
       source.kernel_name,
       source.text,
       source.family,

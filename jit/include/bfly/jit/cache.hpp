@@ -39,8 +39,8 @@ struct CacheKey {
 };
 
 // The one function that composes a key: kernel name, full generated source, family and every field of the launch
-// geometry, NVRTC option list, NVRTC version and build, architecture, templates hash and cache format version,
-// joined by NUL (which none of them contains).
+// geometry, NVRTC option list, NVRTC version and build, architecture, templates hash, bfly version and cache format
+// version, joined by NUL (which none of them contains).
 CacheKey cache_key(const gen::Source& source, const CompileOptions& options,
                    const NvrtcVersion& nvrtc = nvrtc_version());
 
