@@ -1,6 +1,6 @@
-// Issue 12: every output of a bfly-lda run is complete and consistent with the checkpoint or not there; every
+// Every output of a bfly-lda run is complete and consistent with the checkpoint or not there; every
 // write is checked; resume trims the log and refuses what is not its run's; sizes are checked before allocating.
-// Each test names the item of the issue it covers; each failed on the code before the fix.
+// Each test covers one way a run could lose or corrupt an output, or fail without saying why.
 #include "bfly/lda/corpus.hpp"
 #include "bfly/lda/trainer.hpp"
 #include "lda_test_util.hpp"
@@ -70,7 +70,7 @@ std::string iterations_of(const std::string& csv) {
   return result;
 }
 
-// Item 2: an output that cannot be written does not lose the final checkpoint, and no output of another
+// an output that cannot be written does not lose the final checkpoint, and no output of another
 // iteration is left beside it.
 TEST_F(RunOutputs, AFailedOutputKeepsTheCheckpointAndLeavesNoStaleOutputs) {
   ASSERT_EQ(lda("--topics 4 --iterations 2" + o()).status, 0);
@@ -94,7 +94,7 @@ TEST_F(RunOutputs, AFailedOutputKeepsTheCheckpointAndLeavesNoStaleOutputs) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
 }
 
-// Item 3: a standard output that cannot be written is an error ("disk full"), and --save-corpus does not print
+// a standard output that cannot be written is an error ("disk full"), and --save-corpus does not print
 // "wrote" when it could not write.
 TEST_F(RunOutputs, WriteErrorsAreReported) {
   const LdaRun full = lda("--topics 4 --iterations 2", "/dev/full");
@@ -112,7 +112,7 @@ TEST_F(RunOutputs, WriteErrorsAreReported) {
   EXPECT_FALSE(fs::exists(saved / "vocab.txt"));
 }
 
-// Item 4: resume trims the log to the checkpoint's iteration.
+// resume trims the log to the checkpoint's iteration.
 TEST_F(RunOutputs, ResumeTrimsTheLogToTheCheckpoint) {
   ASSERT_EQ(lda("--topics 4 --iterations 2" + o()).status, 0);
   const std::string at_two = read_file(out_ / "checkpoint.bin");
@@ -123,7 +123,7 @@ TEST_F(RunOutputs, ResumeTrimsTheLogToTheCheckpoint) {
   EXPECT_EQ(iterations_of(read_file(out_ / "loglik.csv")), "0 1 2 3 4 5 6 ");
 }
 
-// Item 4: a fresh run in an old run's directory takes it over: interrupted, it leaves nothing that --resume would
+// a fresh run in an old run's directory takes it over: interrupted, it leaves nothing that --resume would
 // continue as the old model; and a log that is not the checkpoint's is refused.
 TEST_F(RunOutputs, AFreshRunReplacesTheOldRunsCheckpoint) {
   ASSERT_EQ(lda("--topics 4 --seed 7 --iterations 3" + o()).status, 0);
@@ -144,7 +144,7 @@ TEST_F(RunOutputs, AFreshRunReplacesTheOldRunsCheckpoint) {
   EXPECT_NE(other_log.err.find("belongs to another run"), std::string::npos) << other_log.err;
 }
 
-// Item 5: a vocabulary of the same size with other words is another corpus.
+// a vocabulary of the same size with other words is another corpus.
 TEST_F(RunOutputs, ResumeRefusesAVocabularyWithOtherWords) {
   ASSERT_EQ(lda("--topics 4 --iterations 2" + o()).status, 0);
   std::string words = read_file(vocab_);
@@ -155,7 +155,7 @@ TEST_F(RunOutputs, ResumeRefusesAVocabularyWithOtherWords) {
   EXPECT_NE(run.err.find("another corpus"), std::string::npos) << run.err;
 }
 
-// Item 6: a document of 2^31 tokens or more is refused by the reader (the kernels count a document's tokens in
+// a document of 2^31 tokens or more is refused by the reader (the kernels count a document's tokens in
 // 32 bits), before anything of its size is allocated.
 TEST(Sizes, DocumentsOf2To31TokensAreRefused) {
   const auto dir = scratch_dir();
@@ -169,7 +169,7 @@ TEST(Sizes, DocumentsOf2To31TokensAreRefused) {
   }
 }
 
-// Item 7: sizes from headers are checked before allocating: a huge D or W in a docword header, a damaged
+// sizes from headers are checked before allocating: a huge D or W in a docword header, a damaged
 // checkpoint's K, a model larger than the memory; a message, never std::bad_alloc.
 TEST(Sizes, HugeHeaderSizesGiveMessagesNotBadAlloc) {
   const auto dir = scratch_dir();
@@ -210,7 +210,7 @@ TEST(Sizes, HugeHeaderSizesGiveMessagesNotBadAlloc) {
   }
 }
 
-// Item 8: --resume FILE without --out writes beside FILE; --text DIR names the problem; a killed run's temporaries
+// --resume FILE without --out writes beside FILE; --text DIR names the problem; a killed run's temporaries
 // are removed by the next run in the directory.
 TEST_F(RunOutputs, SmallThings) {
   ASSERT_EQ(lda("--topics 4 --iterations 2" + o()).status, 0);

@@ -229,7 +229,7 @@ TEST_F(BflyGen, GenerateIsByteIdenticalAndWritesOnlyWhenChanged) {
 }
 
 // -o writes only regular files: directories, FIFOs and links to devices are refused with a message that says what
-// the path is, and are left as they were (issue 12, item 1). `-o /dev/full` itself is not run: as root, the old
+// the path is, and are left as they were. `-o /dev/full` itself is not run: as root, the old
 // bfly-gen replaced the device node; links in the scratch directory show the same without that risk.
 TEST_F(BflyGen, GenerateRefusesOutputsThatAreNotRegularFiles) {
   const fs::path dir = scratch_ / "a_directory";
@@ -262,7 +262,7 @@ TEST_F(BflyGen, GenerateRefusesOutputsThatAreNotRegularFiles) {
   EXPECT_NE(full.err.find("disk full"), std::string::npos) << full.err;
 }
 
-// The writer reports ENOSPC as a full disk, naming the file, not as a permissions problem (issue 12, item 1).
+// The writer reports ENOSPC as a full disk, naming the file, not as a permissions problem.
 TEST(OutputFile, AFullDiskIsReportedAsDiskFull) {
   const int fd = open("/dev/full", O_WRONLY);
   ASSERT_GE(fd, 0);
