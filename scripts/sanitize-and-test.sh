@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # CI's sanitizer job: builds the CPU test suites and bfly-lda with AddressSanitizer + UndefinedBehaviorSanitizer in
-# build-asan/, runs them and a short bfly-lda run. The suites: bfly_lda_tests (corpus readers, CPU reference, the
-# generated z-step kernels on the CPU through bfly/lockstep.hpp, checkpoints, outputs, the command line) and
-# bfly_tools_tests' OutputFile test; the GPU and nvcc suites are left to the main job.
+# build-asan/, runs them and a short bfly-lda run. The suites: bfly_generator_tests (the generator, golden files,
+# bfly/lockstep.hpp's fibers, shuffles and stops, the launch contract, kernel families and argument packing) and
+# bfly_lda_tests (corpus readers, CPU reference, the generated z-step kernels on the CPU through
+# bfly/lockstep.hpp, checkpoints, outputs, the command line). The draw-for-draw catalog, the NVRTC and nvcc suites
+# and the GPU suites are left to the main job (their code paths are the same; compiling the catalog again with the
+# sanitizers would double CI's time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,13 +17,14 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DBFLY_LDA_CPU_KERNELS="64:f32;64:f32:short"
-cmake --build build-asan --parallel "$jobs" --target bfly-lda bfly_lda_tests
+cmake --build build-asan --parallel "$jobs" --target bfly-lda bfly_lda_tests bfly_generator_tests
 if ldd build-asan/tools/bfly-lda/bfly-lda | grep -q libcuda; then
   echo "sanitize-and-test: bfly-lda needs libcuda.so.1; it must start without a driver" >&2
   exit 1
 fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build-asan/tests/bfly_generator_tests
 build-asan/tests/lda/bfly_lda_tests
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
