@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 
@@ -41,35 +42,42 @@ const char* name_of(Input input) {
 }
 
 
+// The magnitudes of the huge-range and tiny inputs: f16 spans 6e-8 (subnormal) .. 65504; the others reach 1e30.
+template <typename T>
+constexpr bool kHalf = std::is_same_v<T, bfly::half_bits>;
+
 template <typename T>
 std::vector<T> make_weights(Input input, int K, long long ld, std::mt19937_64& rng) {
+  using bfly::test::from_double;
+  const double tiny = kHalf<T> ? 1e-7 : 1e-30, huge = kHalf<T> ? 1e4 : 1e30;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<T> w(static_cast<std::size_t>(kRows * ld), std::numeric_limits<T>::quiet_NaN());  // NaN past K
+  // NaN past K
+  std::vector<T> w(static_cast<std::size_t>(kRows * ld), from_double<T>(std::numeric_limits<double>::quiet_NaN()));
   for (long long row = 0; row < kRows; ++row) {
     T* x = &w[static_cast<std::size_t>(row * ld)];
     for (int k = 0; k < K; ++k) {
       const double v = unit(rng);
       switch (input) {
-        case Input::random: x[k] = static_cast<T>(v + 1e-3); break;
-        case Input::many_zeros: x[k] = unit(rng) < 0.8 ? T(0) : static_cast<T>(v); break;
+        case Input::random: x[k] = from_double<T>(v + 1e-3); break;
+        case Input::many_zeros: x[k] = from_double<T>(unit(rng) < 0.8 ? 0.0 : v); break;
         case Input::huge_range: {
           const double p = unit(rng);
-          x[k] = p < 0.2 ? T(0) : static_cast<T>((p < 0.6 ? 1e-30 : 1e30) * (v + 0.01));
+          x[k] = from_double<T>(p < 0.2 ? 0.0 : (p < 0.6 ? tiny : huge) * (v + 0.01));
           break;
         }
-        case Input::one_nonzero: x[k] = T(0); break;
+        case Input::one_nonzero: x[k] = from_double<T>(0.0); break;
       }
     }
     if (input == Input::one_nonzero)
-      x[rng() % K] = static_cast<T>(row % 3 == 0 ? 1e-30 * (unit(rng) + 0.5) : unit(rng) + 0.5);
+      x[rng() % K] = from_double<T>(row % 3 == 0 ? tiny * (unit(rng) + 0.5) : unit(rng) + 0.5);
   }
-  const auto plant = [&](long long row, T value) {
-    if (row < kRows) w[static_cast<std::size_t>(row * ld + rng() % K)] = value;
+  const auto plant = [&](long long row, double value) {
+    if (row < kRows) w[static_cast<std::size_t>(row * ld + rng() % K)] = from_double<T>(value);
   };
-  plant(kNegativeRow, T(-0.5));
-  plant(kNaNRow, std::numeric_limits<T>::quiet_NaN());
-  plant(kInfRow, std::numeric_limits<T>::infinity());
-  for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(kZeroRow * ld + k)] = T(0);
+  plant(kNegativeRow, -0.5);
+  plant(kNaNRow, std::numeric_limits<double>::quiet_NaN());
+  plant(kInfRow, std::numeric_limits<double>::infinity());
+  for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(kZeroRow * ld + k)] = from_double<T>(0.0);
   return w;
 }
 
@@ -94,8 +102,9 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
     long long expected_invalid = 0, first_invalid = -1, boundary = 0;
     for (long long row = 0; row < kRows; ++row) {
       const T* x = &w[static_cast<std::size_t>(row * ld)];
-      const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
-                                          T());
+      using S = bfly::test::AccumulatorOf<T>;  // the uniform is drawn in the accumulator, as in the kernels
+      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
+                                          S());
       const auto ref = bfly::test::reference_draw(x, spec.K, u);
       if (ref.draw < 0) {
         ++expected_invalid;
@@ -138,25 +147,32 @@ TEST_P(DrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
   for (const CpuKernel& kernel : bfly::test::cpu_kernels()) {
     if (kernel.spec.W != g.W || kernel.spec.type != g.type || kernel.spec.variant != g.variant) continue;
     ++kernels;
-    if (g.type == ElementType::f32) check_kernel<float>(kernel, counts);
-    else check_kernel<double>(kernel, counts);
+    bfly::gen::visit_element_type(g.type, [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, counts); });
     if (HasFatalFailure()) return;
   }
   int expected = 0;
   for (const KernelSpec& spec : bfly::gen::draw_test_specs())
     expected += spec.W == g.W && spec.type == g.type && spec.variant == g.variant;
   EXPECT_EQ(kernels, expected) << "every K and R of the catalog must be tested";
-  EXPECT_GE(kernels, 20);
+  EXPECT_GE(kernels, bfly::gen::is_narrow(g.type) ? 10 : 20);  // f16 and bf16 keep to a smaller set
   std::printf("W=%d %s %s: %d kernels, %lld draws, %lld invalid rows, %lld boundary cases\n", g.W,
               std::string(bfly::gen::name_of(g.type)).c_str(), std::string(bfly::gen::name_of(g.variant)).c_str(),
               kernels, counts.draws, counts.invalid, counts.boundary);
 }
 
+// Every (W, type, variant) of the draw-test catalog: every element type of the table (f16 and bf16 without W = 4).
 std::vector<Group> all_groups() {
   std::vector<Group> groups;
   for (int W : {4, 8, 16, 32})
-    for (ElementType type : {ElementType::f32, ElementType::f64})
-      for (Variant variant : {Variant::swap, Variant::addsub}) groups.push_back({W, type, variant});
+    for (const bfly::gen::ElementTypeInfo& element : bfly::gen::kElementTypes)
+      for (Variant variant : {Variant::swap, Variant::addsub}) {
+        const Group group{W, element.type, variant};
+        for (const KernelSpec& spec : bfly::gen::draw_test_specs())
+          if (spec.W == W && spec.type == element.type && spec.variant == variant) {
+            groups.push_back(group);
+            break;
+          }
+      }
   return groups;
 }
 

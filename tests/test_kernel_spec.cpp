@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace {
@@ -45,12 +49,13 @@ TEST(KernelSpec, RejectsBadFieldsNamingFieldValueAndAllowed) {
 
 TEST(KernelSpec, ParsesTypeAndVariantOrListsAllowed) {
   EXPECT_EQ(parse_element_type("f64"), ElementType::f64);
+  EXPECT_EQ(parse_element_type("bf16"), ElementType::bf16);
   EXPECT_EQ(parse_variant("swap"), Variant::swap);
   try {
-    parse_element_type("f16");
-    FAIL() << "f16 accepted";
+    parse_element_type("f8");
+    FAIL() << "f8 accepted";
   } catch (const bfly::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("allowed: f32, f64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allowed: f32, f64, f16, bf16"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_variant("xor"), bfly::Error);
 }
@@ -126,3 +131,39 @@ TEST(LdaBaselineSpec, NamesRoundTripAndStayApartFromKernelSpecNames) {
 }
 
 }  // namespace
+
+// f16 and bf16 (storage types summed in f32): the host conversions are exact where the value is representable,
+// round to nearest even otherwise, and the LDA kernels refuse them.
+TEST(NarrowTypes, HostConversionsAndTheTableRows) {
+  using bfly::gen::ElementType;
+  EXPECT_EQ(bfly::gen::accumulator_of(ElementType::f16), ElementType::f32);
+  EXPECT_EQ(bfly::gen::accumulator_of(ElementType::bf16), ElementType::f32);
+  EXPECT_EQ(bfly::gen::size_of(ElementType::bf16), 2);
+  EXPECT_TRUE(bfly::gen::is_narrow(ElementType::f16));
+  EXPECT_FALSE(bfly::gen::is_narrow(ElementType::f64));
+  for (const float x : {0.0f, 1.0f, 0.5f, 65504.0f, 5.9604644775390625e-8f, 6.103515625e-5f, 1.5f, 1024.0f})
+    EXPECT_EQ(bfly::to_float(bfly::to_half(x)), x) << x;
+  EXPECT_EQ(bfly::to_half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(bfly::to_half(65520.0f).bits, 0x7c00);                   // rounds to infinity
+  EXPECT_EQ(bfly::to_half(1.0f + 1.0f / 2048).bits, 0x3c00);         // a tie goes to even
+  EXPECT_EQ(bfly::to_half(1.0f + 3.0f / 2048).bits, 0x3c02);         // a tie goes to even
+  EXPECT_EQ(bfly::to_half(-2.0f).bits, 0xc000);
+  EXPECT_TRUE(std::isnan(bfly::to_float(bfly::to_half(std::nanf("")))));
+  EXPECT_EQ(bfly::to_half(2.9802322387695312e-8f).bits, 0);          // half the smallest subnormal: to even, 0
+  EXPECT_EQ(bfly::to_half(8.940696716308594e-8f).bits, 2);           // 1.5 units: to even, 2
+  for (const float x : {0.0f, 1.0f, 3.0e38f, 1e-30f, 0.15625f})
+    EXPECT_EQ(bfly::to_float(bfly::to_bf16(x)), bfly::to_float(bfly::bf16_bits{static_cast<unsigned short>(
+                                                     (std::bit_cast<std::uint32_t>(x) + 0x7fffu +
+                                                      ((std::bit_cast<std::uint32_t>(x) >> 16) & 1u)) >> 16)}));
+  EXPECT_EQ(bfly::to_bf16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(bfly::to_bf16(1.0f + 1.0f / 256).bits, 0x3f80);          // a tie goes to even
+  EXPECT_EQ(bfly::to_bf16(1.0f + 3.0f / 256).bits, 0x3f82);
+  EXPECT_EQ(bfly::to_float(bfly::bf16_bits{0x7f80}), std::numeric_limits<float>::infinity());
+  EXPECT_THROW((bfly::gen::KernelSpec{16, 100, 8, ElementType::bf16, bfly::gen::Variant::addsub,
+                                      bfly::gen::Operation::lda_z})
+                   .validate(),
+               bfly::Error);
+  EXPECT_NO_THROW((bfly::gen::KernelSpec{16, 100, 8, ElementType::f16, bfly::gen::Variant::addsub,
+                                         bfly::gen::Operation::sample})
+                      .validate());
+}

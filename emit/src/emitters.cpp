@@ -22,10 +22,23 @@ std::string rows_list(int bit, int W) {
 }  // namespace
 
 // Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w);
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, CodeWriter& w);
+
+std::string_view sum_type(const KernelSpec& spec) { return is_narrow(spec.type) ? "S" : "T"; }
+
+std::string widened(const KernelSpec& spec, std::string_view element) {
+  return is_narrow(spec.type) ? fmt::format("bfly::widen({})", element) : std::string(element);
+}
 
 void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
-  w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
+  if (is_narrow(spec.type)) {
+    w.line("typedef {} T;  // element type of the weights: storage only, each load widens it to S", cuda_type(spec.type));
+    w.line("typedef {} S;  // accumulator: the running sums, the tables, the target and the uniform",
+           cuda_type(accumulator_of(spec.type)));
+  } else {
+    w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
+    w.line("typedef T S;  // accumulator: the element type itself");
+  }
   const bool per_group = item_per_group(spec.operation);
   const std::string_view item = family_of(spec.operation).item;
   w.line("constexpr int W = {};  // lanes per group; a group draws for W {}", spec.W,
@@ -84,23 +97,24 @@ void build_table(int W, Variant variant, CodeWriter& w) {
 
 void load_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool padded = spec.padded();
+  const std::string S(sum_type(spec));
   w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
   w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
   {
     auto body = w.scope(
-        "__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, "
+        "__device__ __forceinline__ void load_block(" + S + " (&a)[W], const T* rows, long long ld, int rows_left, "
         "int column)");
     if (padded) w.line("const bool in_row = column >= 0;  // block 0 starts left of column 0: those weights are 0");
     w.line("const T* p = rows + column;");
     for (int k = 0; k < spec.W; ++k) {
       const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
-      w.line("a[{0}] = {1} ? p[{0} * ld] : T(0);", k, cond);
+      w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, widened(spec, fmt::format("p[{} * ld]", k)), S);
     }
   }
   w.blank();
   w.line("// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.");
   {
-    auto body = w.scope("__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad)");
+    auto body = w.scope("__device__ __forceinline__ void check_block(const " + S + " (&a)[W], unsigned int& bad)");
     for (int k = 0; k < spec.W; ++k) w.line("if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k);
   }
   w.blank();
@@ -108,17 +122,17 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
   w.line("// Blocks past the last (a chunk that ends early) read as zeros.");
   {
     auto body = w.scope(
-        "__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, "
-        "int block, int r)");
+        "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
+        "int rows_left, int block, int r)");
     for (int k = 0; k < spec.W; ++k) {
       w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
-      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? rows[{0} * ld + c] : T(0); }}", k,
-             padded ? " && c >= 0" : "");
+      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
+             widened(spec, fmt::format("rows[{} * ld + c]", k)), S);
     }
   }
 }
 
-void search_block(int W, Variant variant, CodeWriter& w) {
+void search_block(int W, Variant variant, CodeWriter& w, std::string_view S) {
   if (variant == Variant::addsub) {
     w.line("// Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1");
     w.line("// is halved at each level; low and high are the running totals just before and at its end. The");
@@ -129,7 +143,8 @@ void search_block(int W, Variant variant, CodeWriter& w) {
     w.line("// is halved at each level; low is the running total just before it. The tree node a lane needs sits");
     w.line("// in row d of lane (lo | (r & (2*bit-1))) and sums the left half, which is added to low.");
   }
-  auto body = w.scope("__device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T low, T high)");
+  auto body = w.scope(fmt::format(
+      "__device__ __forceinline__ int search_block(const {0} (&a)[W], int r, {0} target, {0} low, {0} high)", S));
   if (variant == Variant::swap) w.line("(void)high;  // the add-only search needs only low");
   w.line("int lo = 0;");
   int level = 1;
@@ -141,19 +156,20 @@ void search_block(int W, Variant variant, CodeWriter& w) {
     auto level_scope = w.scope("");
     w.line("const int source = lo | (r & {});  // the column that holds this lane's node", m);
     if (W / (2 * bit) == 1) {
-      w.line("const T y = __shfl_sync(FULL, a[{}], source, W);", bit - 1);
+      w.line("const {} y = __shfl_sync(FULL, a[{}], source, W);", S, bit - 1);
     } else {
-      w.line("T y = T(0);  // lines 11-17: every row is shuffled, each lane keeps the one its tree uses");
+      w.line("{0} y = {0}(0);  // lines 11-17: every row is shuffled, each lane keeps the one its tree uses", S);
       for (int i = 0; i < W / (2 * bit); ++i) {
         const int d = (bit - 1) + 2 * bit * i;
-        w.line("{{ const T t = __shfl_sync(FULL, a[{0}], source, W); if (((r ^ {0}) & {1}) == 0) y = t; }}", d, mask);
+        w.line("{{ const {2} t = __shfl_sync(FULL, a[{0}], source, W); if (((r ^ {0}) & {1}) == 0) y = t; }}", d, mask,
+               S);
       }
     }
     if (variant == Variant::addsub) {
-      w.line("const T compare = (r & {}) ? high - y : low + y;  // lines 18-20", bit);
+      w.line("const {} compare = (r & {}) ? high - y : low + y;  // lines 18-20", S, bit);
       w.line("if (target < compare) high = compare; else {{ low = compare; lo += {}; }}  // lines 21-27", bit);
     } else {
-      w.line("const T compare = low + y;");
+      w.line("const {} compare = low + y;", S);
       w.line("if (!(target < compare)) {{ low = compare; lo += {}; }}", bit);
     }
   }
@@ -254,17 +270,18 @@ void interface_values(const KernelFamily& family, ElementType type, std::string_
 
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   const OperationText op = operation_emitters(spec.operation).text(spec);
+  const std::string_view S = sum_type(spec);
   if (spec.linear_remnant()) {
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
-    w.line("T remnant_total = T(0);");
+    w.line("{0} remnant_total = {0}(0);", S);
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("const T x = {};", op.remnant_element);
+    w.line("const {} x = {};", S, widened(spec, op.remnant_element));
     if (op.check_weights) w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
     w.line("remnant_total += x;");
   } else {
-    w.line("const T remnant_total = T(0);  // no linearly searched remnant");
+    w.line("const {0} remnant_total = {0}(0);  // no linearly searched remnant", S);
   }
   if (spec.linear_remnant()) w.line("running = remnant_total;");
   if (spec.blocks() == 0) return;
@@ -278,7 +295,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   };
   if (spec.blocks() == 1) {
     w.line("// Algorithm 8 lines 13-34 for the one block; pass 2 searches this table as it is.");
-    w.line("T table[W];");
+    w.line("{} table[W];", S);
     load("table", "0");
     use("table", "0");
     return;
@@ -294,7 +311,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   const auto group = [&](int count, const std::string& first) {
     std::string tiles;
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
-    w.line("T {};", tiles);
+    w.line("{} {};", S, tiles);
     for (int u = 0; u < count; ++u) {
       const std::string b = u ? fmt::format("{} + {}", first, u) : first;
       load(fmt::format("a{}", u).c_str(), b.c_str());
@@ -322,7 +339,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
 
 void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
-  w.line("__shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread");
+  w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
+         sum_type(spec));
 }
 
 namespace {
@@ -434,13 +452,14 @@ void combine_bad(int W, CodeWriter& w) {
 
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   const OperationText op = operation_emitters(spec.operation).text(spec);
+  const std::string_view S = sum_type(spec);
   if (spec.blocks() == 0) {
     w.line("// K <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).");
     auto guard = w.scope("if (valid)");
-    w.line("T s = T(0);");
+    w.line("{0} s = {0}(0);", S);
     w.line("draw = REMNANT - 1;");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += {};", op.remnant_element);
+    w.line("s += {};", widened(spec, op.remnant_element));
     w.line("if (target < s) { draw = j; break; }");
     return;
   }
@@ -448,20 +467,20 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("// One block: Algorithm 10 searches pass 1's table between the remnant's total and the row's.");
     w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
   } else {
-    pass2_blocks(geometry, op, w);
+    pass2_blocks(geometry, op, S, w);
   }
   if (spec.linear_remnant()) {
     w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
     auto guard = w.scope("if (valid && target < remnant_total)");
-    w.line("T s = T(0);");
+    w.line("{0} s = {0}(0);", S);
     w.line("draw = REMNANT - 1;");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += {};", op.remnant_element);
+    w.line("s += {};", widened(spec, op.remnant_element));
     w.line("if (target < s) { draw = j; break; }");
   }
 }
 
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w) {
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, CodeWriter& w) {
   w.line("// Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.");
   w.line("int chunk = 0;");
   {
@@ -471,22 +490,22 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeW
     w.line("const int mid = (chunk + hi) >> 1;");
     w.line("if (target < running_total[mid][threadIdx.x]) hi = mid; else chunk = mid + 1;");
   }
-  w.line("T low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block");
+  w.line("{} low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block", S);
   if (geometry.chunk_blocks == 1) {
-    w.line("T high = running_total[chunk][threadIdx.x];  // total at the end of the block");
+    w.line("{} high = running_total[chunk][threadIdx.x];  // total at the end of the block", S);
     w.line("const int block = chunk;");
   } else {
     w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
     w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.");
-    w.line("T high = low;");
+    w.line("{} high = low;", S);
     w.line("int block = chunk * CHUNK_BLOCKS;");
     w.line("bool found = false;");
-    w.line("T run = low;");
+    w.line("{} run = low;", S);
     auto loop = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
-    w.line("T a[W];");
+    w.line("{} a[W];", S);
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
     w.line("build_table(a, r);");
-    w.line("const T next = run + a[W - 1];");
+    w.line("const {} next = run + a[W - 1];", S);
     w.line("if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }");
     w.line("run = next;");
   }
@@ -494,7 +513,7 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, CodeW
   w.line("// a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).");
   {
     auto tile = w.scope("");
-    w.line("T a[W];");
+    w.line("{} a[W];", S);
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
     w.line("build_table(a, r);");
     w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");

@@ -23,7 +23,13 @@ void build_table(int W, Variant variant, CodeWriter& w);
 void load_functions(const KernelSpec& spec, CodeWriter& w);
 
 // Algorithm 10 (addsub) or the add-only search (swap) of each lane's own block in its table.
-void search_block(int W, Variant variant, CodeWriter& w);
+// S names the type of the table and the sums: "S" for a narrow element type (f16, bf16), else "T".
+void search_block(int W, Variant variant, CodeWriter& w, std::string_view S = "T");
+// "S" for a narrow element type, whose weights are widened to the accumulator S; "T" for f32 and f64, which are
+// their own accumulator (their kernels name only T, as before S existed).
+std::string_view sum_type(const KernelSpec& spec);
+// `element` widened to the accumulator: bfly::widen(element) for a narrow element type, else `element` itself.
+std::string widened(const KernelSpec& spec, std::string_view element);
 
 // What differs between operations in the shared passes: how a weight is read.
 struct OperationText {

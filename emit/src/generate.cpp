@@ -74,7 +74,7 @@ Source generate(const KernelSpec& spec) {
     functions.blank();
     operation.functions(spec, functions);
     functions.blank();
-    emit::search_block(spec.W, spec.variant, functions);
+    emit::search_block(spec.W, spec.variant, functions, emit::sum_type(spec));
   }
   emit::shared_memory(spec, shared);
   operation.prologue(spec, geometry, prologue);
@@ -90,6 +90,10 @@ Source generate(const KernelSpec& spec) {
       {"pass1", without_trailing_newline(pass1.text())},
       {"pass2", without_trailing_newline(pass2.text())},
   };
+  if (spec.operation == Operation::sample) {
+    values["S"] = std::string(emit::sum_type(spec));
+    values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
+  }
   FamilyKernel kernel;
   kernel.family = &family;
   kernel.type = spec.type;

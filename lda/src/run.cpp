@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -283,7 +284,10 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
 void train(const RunSettings& settings, const Corpus& corpus) {
   gen::visit_element_type(settings.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    train_typed<T>(settings, corpus);
+    if constexpr (std::is_floating_point_v<T>)
+      train_typed<T>(settings, corpus);
+    else
+      throw RunError(fmt::format("bfly-lda trains in f32 or f64, not {}", gen::name_of(settings.type)));
   });
 }
 

@@ -131,7 +131,7 @@ CheckpointInfo read_header(CheckpointReader& in) {
   const auto size = in.get<std::uint32_t>("the header");
   const gen::ElementTypeInfo* type = nullptr;
   for (const gen::ElementTypeInfo& row : gen::kElementTypes)
-    if (static_cast<std::uint32_t>(row.size) == size) type = &row;
+    if (!row.narrow() && static_cast<std::uint32_t>(row.size) == size) type = &row;  // f32 or f64
   if (type == nullptr) throw CheckpointError(fmt::format("{}: bad element size {}", in.path(), size));
   info.type = type->type;
   info.options.topics = static_cast<int>(in.get<std::uint32_t>("the header"));

@@ -72,6 +72,7 @@ std::string_view name_of(ElementType type) { return info(type).tag; }
 std::string_view cuda_type(ElementType type) { return info(type).cuda_type; }
 int size_of(ElementType type) { return info(type).size; }
 ElementType accumulator_of(ElementType type) { return info(type).accumulator; }
+bool is_narrow(ElementType type) { return info(type).narrow(); }
 
 std::string_view name_of(Variant variant) {
   for (const auto& [v, name] : kVariantNames)
@@ -113,7 +114,9 @@ void KernelSpec::validate() const {
   if (R < 0 || R > W - 1)
     throw Error(fmt::format("R = {} is not allowed: the remnant threshold must be in [0, W-1] = [0, {}] "
                             "(remnants of up to R elements are searched linearly, larger ones padded)", R, W - 1));
-  info(type);
+  if (info(type).narrow() && operation != Operation::sample)
+    throw Error(fmt::format("element type {} is not allowed for {}: the LDA kernels take f32 or f64", name_of(type),
+                            name_of(operation)));
   name_of(variant);
   name_of(operation);
 }

@@ -38,7 +38,8 @@ void LdaBaselineSpec::validate() const {
   name_of(algorithm);
   if (K < 1 || K > KernelSpec::kMaxK)
     throw Error(fmt::format("K = {} is not allowed: the number of topics must be in [1, {}]", K, KernelSpec::kMaxK));
-  name_of(type);
+  if (is_narrow(type))
+    throw Error(fmt::format("element type {} is not allowed for the LDA baselines: they take f32 or f64", name_of(type)));
 }
 
 std::string kernel_name(const LdaBaselineSpec& spec) {

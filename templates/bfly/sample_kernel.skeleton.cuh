@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
   unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
-  T running = T(0);      // running total of this lane's row: remnant, then block by block
+  {{S}} running = {{S}}(0);      // running total of this lane's row: remnant, then block by block
   {{shared_memory}}
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
@@ -34,12 +34,12 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
   {{combine_bad}}
-  const T total = running;
+  const {{S}} total = running;
   const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
-  const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
-  const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
+  const {{S}} u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), {{S}}());
+  const {{S}} target = valid ? bfly::scaled_uniform(u, total) : {{S}}(0);  // u' = u * sum, kept below sum
   int draw = 0;
   {{pass2}}
 
@@ -47,7 +47,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   if (valid) {
     // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
     // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
+    if (draw < 0 || !({{drawn_weight}} > {{S}}(0))) draw = bfly::sequential_draw(my_row, K, u);
     out[m] = draw;
   } else if (m < M) {
     out[m] = -1;

@@ -4,7 +4,43 @@
 #ifndef BFLY_SAMPLE_SUPPORT_CUH
 #define BFLY_SAMPLE_SUPPORT_CUH
 
+// The 16-bit storage types (f16, bf16): plain structs of their bits, the same as the host's (bfly/half_types.hpp,
+// under the same guard). They are never summed: loads widen them to float, their accumulator.
+#ifndef BFLY_HALF_BITS_DEFINED
+#define BFLY_HALF_BITS_DEFINED
 namespace bfly {
+struct half_bits {
+  unsigned short bits;
+};
+struct bf16_bits {
+  unsigned short bits;
+};
+}  // namespace bfly
+#endif
+
+namespace bfly {
+
+// A weight as its accumulator type: f32 and f64 are their own; f16 and bf16 widen exactly to float.
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ double widen(double x) { return x; }
+__device__ __forceinline__ float widen(bf16_bits x) { return __uint_as_float(static_cast<unsigned int>(x.bits) << 16); }
+__device__ __forceinline__ float widen(half_bits x) {
+#ifdef __CUDA_ARCH__
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.bits));
+  return f;
+#else
+  // The CPU execution (bfly/lockstep.hpp): the same exact conversion, bit by bit.
+  const unsigned int sign = static_cast<unsigned int>(x.bits & 0x8000u) << 16;
+  const unsigned int exponent = (x.bits >> 10) & 0x1fu, mantissa = x.bits & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
+    const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+    return sign ? -magnitude : magnitude;
+  }
+  return __uint_as_float(exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
+                                        : sign | ((exponent + 112u) << 23) | (mantissa << 13));
+#endif
+}
 
 template <typename T> struct Limits;
 template <> struct Limits<float> { static __device__ __forceinline__ float max() { return 3.402823466e+38f; } };
@@ -64,14 +100,15 @@ namespace bfly {
 // Algorithms 1 and 2 on one row in global memory: sequential running sums, linear search. The generated
 // kernels fall back to it for a row only when their butterfly search landed on a zero weight through
 // rounding, so that a zero-weight category is never drawn. Lanes run it alone (no shuffles inside).
-template <typename T>
-__device__ __noinline__ int sequential_draw(const T* row, int K, T u) {
-  T total = T(0);
-  for (int k = 0; k < K; ++k) total += row[k];
-  const T target = scaled_uniform(u, total);
-  T running = T(0);
+// S is the accumulator: the weights (T) are widened to it, as the kernels' loads do.
+template <typename T, typename S>
+__device__ __noinline__ int sequential_draw(const T* row, int K, S u) {
+  S total = S(0);
+  for (int k = 0; k < K; ++k) total += widen(row[k]);
+  const S target = scaled_uniform(u, total);
+  S running = S(0);
   for (int k = 0; k < K; ++k) {
-    running += row[k];
+    running += widen(row[k]);
     if (target < running) return k;
   }
   return K - 1;

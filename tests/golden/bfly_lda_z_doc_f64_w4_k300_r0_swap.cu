@@ -13,6 +13,7 @@
 namespace bfly_lda_z_doc_f64_w4_k300_r0_swap_detail {
 
 typedef double T;  // element type of the weights and of the running sums
+typedef T S;  // accumulator: the element type itself
 constexpr int W = 4;  // lanes per group; a group draws for W tokens of its document at a time
 constexpr int LOG2_W = 2;  // levels of the butterfly build and of the in-block search
 constexpr int K = 300;  // categories per row

@@ -12,6 +12,7 @@
 namespace bfly_sample_f32_w32_k1024_r8_addsub_detail {
 
 typedef float T;  // element type of the weights and of the running sums
+typedef T S;  // accumulator: the element type itself
 constexpr int W = 32;  // lanes per group; a group draws for W consecutive rows
 constexpr int LOG2_W = 5;  // levels of the butterfly build and of the in-block search
 constexpr int K = 1024;  // categories per row

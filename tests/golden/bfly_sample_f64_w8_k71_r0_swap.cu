@@ -12,6 +12,7 @@
 namespace bfly_sample_f64_w8_k71_r0_swap_detail {
 
 typedef double T;  // element type of the weights and of the running sums
+typedef T S;  // accumulator: the element type itself
 constexpr int W = 8;  // lanes per group; a group draws for W consecutive rows
 constexpr int LOG2_W = 3;  // levels of the butterfly build and of the in-block search
 constexpr int K = 71;  // categories per row

@@ -29,6 +29,14 @@ std::vector<gen::ElementType> element_types() {
   return types;
 }
 
+// The element types of the LDA kernels: those that are their own accumulator (f32, f64).
+std::vector<gen::ElementType> lda_element_types() {
+  std::vector<gen::ElementType> types;
+  for (const gen::ElementTypeInfo& element : gen::kElementTypes)
+    if (!element.narrow()) types.push_back(element.type);
+  return types;
+}
+
 using test::spec_for;
 using test::tiny_source;
 
@@ -130,7 +138,7 @@ TEST(Compile, ReportsResourcesOfARealCompilation) {
 // The LDA iteration kernels (counts, estimates, log-likelihood) are compiled at run time too: NVRTC must accept
 // them for the GPUs bfly targets, with nothing spilled.
 TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
-  for (const gen::ElementType type : element_types())
+  for (const gen::ElementType type : lda_element_types())
     for (const int arch : {80, 90}) {
       const gen::Source source = lda_iteration_source(type);
       const CompiledKernel kernel = compile(source, default_compile_options(Arch{arch, true}));
@@ -147,7 +155,7 @@ TEST(Compile, LdaIterationKernelsCompileForSm80AndSm90) {
 // spec, not by a KernelSpec it does not have.
 TEST(Compile, LdaBaselinesCompileForSm90WithoutSpills) {
   for (const gen::LdaBaseline algorithm : {gen::LdaBaseline::alg1, gen::LdaBaseline::alg4})
-    for (const gen::ElementType type : element_types()) {
+    for (const gen::ElementType type : lda_element_types()) {
       const gen::Source source = gen::generate_lda_baseline(gen::LdaBaselineSpec{algorithm, 1000, type});
       const CompiledKernel kernel = compile(source, {Arch{90, true}, false});
       ASSERT_TRUE(kernel.resources.known) << kernel.log;

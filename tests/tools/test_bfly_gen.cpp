@@ -585,7 +585,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCommandLine{"generate --K 1k", "--K expects an integer, got '1k'"},
                       BadCommandLine{"generate --K 64 --W 64", "--W 64"},
                       BadCommandLine{"generate --K 64 --remnant 40", "--remnant 40: R = 40 is not allowed"},
-                      BadCommandLine{"generate --K 64 --type f16", "allowed: f32, f64"},
+                      BadCommandLine{"generate --K 64 --type f8", "allowed: f32, f64, f16, bf16"},
                       BadCommandLine{"generate --K 64 --operation fancy", "--operation fancy"},
                       BadCommandLine{"generate --K 64 -o", "--output needs a value"},
                       BadCommandLine{"generate --K 64 --inline", "unknown flag '--inline'"},

@@ -53,7 +53,8 @@ class Sampler {
   // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
   // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
   // weights: iteration 0, 1, 2, ...); the same (seed, iteration) repeats the draws exactly.
-  // T is a host type of the element-type table (float, double): gen::element_type_of<T>.
+  // T is a host type of the element-type table (float, double, bfly::half_bits, bfly::bf16_bits):
+  // gen::element_type_of<T>.
   template <typename T>
   SampleReport sample(const T* weights, long long M, int K, long long ld, int* out, std::uint64_t seed,
                       std::uint32_t iteration = 0, CUstream_st* stream = nullptr) {

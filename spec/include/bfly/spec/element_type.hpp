@@ -4,6 +4,8 @@
 // Adding a type is one row here plus its device overloads in templates/bfly/ (docs/EXTENDING.md).
 #pragma once
 
+#include "bfly/half_types.hpp"
+
 #include <string_view>
 #include <type_traits>
 
@@ -11,10 +13,13 @@ namespace bfly::gen {
 
 // X(tag, CUDA type, host C++ type, bytes, accumulator tag): the tag names the type in kernel names and on command
 // lines ("f32"); the CUDA type is what generated code declares; the host type is what the C++ APIs take; the
-// accumulator is the type of the running sums (the type itself for f32 and f64).
-#define BFLY_ELEMENT_TYPES(X)       \
-  X(f32, float, float, 4, f32)      \
-  X(f64, double, double, 8, f64)
+// accumulator is the type of the running sums (the type itself for f32 and f64). f16 and bf16 are storage types
+// (bfly/half_types.hpp): the kernels widen each weight to the accumulator, f32, when they load it.
+#define BFLY_ELEMENT_TYPES(X)                            \
+  X(f32, float, float, 4, f32)                           \
+  X(f64, double, double, 8, f64)                         \
+  X(f16, bfly::half_bits, bfly::half_bits, 2, f32)       \
+  X(bf16, bfly::bf16_bits, bfly::bf16_bits, 2, f32)
 
 enum class ElementType {
 #define BFLY_ELEMENT_TYPE_ENUM(tag, cuda, host, bytes, accumulator) tag,
@@ -29,6 +34,8 @@ struct ElementTypeInfo {
   std::string_view host_type;  // "float"
   int size;                    // bytes of one element
   ElementType accumulator;     // type of the running sums
+  // A storage type whose sums are kept in a wider accumulator (f16, bf16): the LDA kernels take only the others.
+  constexpr bool narrow() const { return accumulator != type; }
 };
 
 // Every element type, in the order of BFLY_ELEMENT_TYPES.
@@ -44,6 +51,7 @@ std::string_view name_of(ElementType type);     // "f32"
 std::string_view cuda_type(ElementType type);   // "float"
 int size_of(ElementType type);                  // 4
 ElementType accumulator_of(ElementType type);   // f32
+bool is_narrow(ElementType type);               // true for f16 and bf16: stored narrow, summed in the accumulator
 // Throws bfly::Error listing the allowed tags.
 ElementType parse_element_type(std::string_view text);
 
