@@ -5,6 +5,7 @@
 
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"
+#include "reference_sampler.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -37,13 +38,14 @@ template <typename T>
 std::vector<T> random_weights(long long M, int K, long long ld, std::uint64_t seed) {
   std::mt19937_64 generator(seed);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::vector<T> weights(static_cast<std::size_t>(M * ld), T(0));
+  const T zero = bfly::test::from_double<T>(0.0);
+  std::vector<T> weights(static_cast<std::size_t>(M * ld), zero);
   for (long long r = 0; r < M; ++r) {
     const double scale = std::ldexp(1.0, static_cast<int>(generator() % 40) - 20);
     for (int j = 0; j < K; ++j) {
-      weights[r * ld + j] = uniform(generator) < 0.1 ? T(0) : static_cast<T>(uniform(generator) * scale);
+      weights[r * ld + j] = uniform(generator) < 0.1 ? zero : bfly::test::from_double<T>(uniform(generator) * scale);
     }
-    if (K > 1 && r % 7 == 0) weights[r * ld + generator() % K] = T(0);
+    if (K > 1 && r % 7 == 0) weights[r * ld + generator() % K] = zero;
   }
   return weights;
 }
@@ -98,11 +100,10 @@ TEST(GpuDraws, EqualToCpuExecutionOfTheSameSource) {
       gpu = download<int>(device_out);
       run_on_cpu(kernel, {weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0});
     };
-    if (spec.type == ElementType::f32) {
-      run(random_weights<float>(M, spec.K, ld, seed));
-    } else {
-      run(random_weights<double>(M, spec.K, ld, seed));
-    }
+    gen::visit_element_type(spec.type, [&](auto type) {
+      using T = typename decltype(type)::type;
+      run(random_weights<T>(M, spec.K, ld, seed));
+    });
     ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
     long long mismatches = 0;
     long long first = -1;
