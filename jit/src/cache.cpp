@@ -1,6 +1,7 @@
 #include "bfly/jit/cache.hpp"
 
 #include "bfly/emit/embedded_templates.hpp"
+#include "bfly/output_file.hpp"
 #include "sha256.hpp"
 
 #include <fcntl.h>
@@ -288,17 +289,12 @@ void DirectoryStorage::save(const std::string& name, std::string_view bytes) {
   if (fd < 0) {
     throw Error(fmt::format("cannot write in cache directory {}: {}", directory_.string(), std::strerror(errno)));
   }
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int code = errno;
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      throw Error(fmt::format("cannot write {}: {}", temporary.string(), std::strerror(code)));
-    }
-    written += static_cast<std::size_t>(n);
+  try {
+    write_all(fd, bytes.data(), bytes.size(), temporary.string());  // "<file>: cannot write: disk full", ...
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw;
   }
   if (::close(fd) != 0 || ::rename(temporary.c_str(), (directory_ / name).c_str()) != 0) {
     const int code = errno;
