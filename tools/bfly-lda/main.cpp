@@ -5,6 +5,7 @@
 #include "bfly/lda/run.hpp"
 #include "bfly/output_file.hpp"
 #include "cli/args.hpp"
+#include "model_commands.hpp"
 
 #include <fmt/format.h>
 
@@ -60,7 +61,8 @@ const std::vector<Flag> kFlags = {
 
 std::string usage() {
   return bfly::cli::format_usage(
-      "bfly-lda (--docword FILE --vocab FILE | --text FILE) [flags]",
+      "bfly-lda (--docword FILE --vocab FILE | --text FILE) [flags]\n       bfly-lda infer|evaluate --model DIR ... "
+      "(bfly-lda infer --help, bfly-lda evaluate --help)",
       "Trains an LDA topic model with the uncollapsed Gibbs sampler of Steele & Tristan (2019).", kFlags,
       "exit status: 0 done, 2 bad arguments or input file or checkpoint, 1 other errors\n");
 }
@@ -136,6 +138,15 @@ void print_error(const char* message, bool usage_hint) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc > 1 && bfly::lda::cli_commands::is_model_command(argv[1])) {  // bfly-lda infer|evaluate ...
+      const int status =
+          bfly::lda::cli_commands::run_model_command(argv[1], std::vector<std::string>(argv + 2, argv + argc));
+      if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        print_error("cannot write to standard output", false);
+        return 1;
+      }
+      return status;
+    }
     const Args args("bfly-lda", kFlags, std::vector<std::string>(argv + 1, argv + argc), 0);
     if (args.help()) {
       std::fputs(usage().c_str(), stdout);
