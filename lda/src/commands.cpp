@@ -109,4 +109,20 @@ void run_evaluate(const ModelTaskSettings& s) {
   }
 }
 
+Evaluation evaluate_run(const Model& model, const Corpus& heldout, const Corpus& reference,
+                        const EvaluationOptions& options, const Placement& placement,
+                        const std::optional<std::string>& out,
+                        const std::vector<std::pair<std::string, std::string>>& context) {
+  const Evaluation evaluation = evaluate(model, heldout, reference, options, placement);
+  print_line(fmt::format("evaluation ({}, {:.2f} s): {}", evaluation.engine, evaluation.seconds, summary(evaluation)));
+  if (out) {
+    const std::string path = (std::filesystem::path(*out) / "metrics.json").string();
+    OutputFile metrics(path);
+    metrics.text(to_json(evaluation, context));
+    metrics.commit();
+    print_line(fmt::format("wrote {}", path));
+  }
+  return evaluation;
+}
+
 }  // namespace bfly::lda

@@ -1,6 +1,7 @@
 // A bfly-lda run (see run.hpp).
 #include "bfly/lda/run.hpp"
 
+#include "bfly/lda/commands.hpp"
 #include "bfly/lda/generated_zstep.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/output_file.hpp"
@@ -144,7 +145,7 @@ class Curve {
 };
 
 template <typename T>
-void train_typed(const RunSettings& s, const Corpus& corpus) {
+void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldout) {
   namespace fs = std::filesystem;
   if (s.out) {
     std::filesystem::create_directories(*s.out);
@@ -211,6 +212,13 @@ void train_typed(const RunSettings& s, const Corpus& corpus) {
     std::printf("wrote %s: topics.txt theta.bin phi.bin documents.txt vocab.txt loglik.csv checkpoint.bin\n",
                 s.out->c_str());
   }
+  if (heldout)
+    evaluate_run(model_of(trainer), *heldout, corpus, s.evaluation,
+                 Placement{.device = s.device, .cpu_zstep = s.cpu_zstep, .gpu = s.gpu}, s.out,
+                 {{"iteration", std::to_string(trainer.iteration())},
+                  {"train_seconds", fmt::format("{:.6f}", trainer.train_seconds())},
+                  {"ll_per_token", fmt::format("{:.9g}", trainer.ll_per_token())},
+                  {"holdout", fmt::format("{}", s.holdout)}});
 }
 
 }  // namespace
@@ -281,11 +289,11 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
   std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
 }
 
-void train(const RunSettings& settings, const Corpus& corpus) {
+void train(const RunSettings& settings, const Corpus& corpus, const Corpus* heldout) {
   gen::visit_element_type(settings.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>)
-      train_typed<T>(settings, corpus);
+      train_typed<T>(settings, corpus, heldout);
     else
       throw RunError(fmt::format("bfly-lda trains in f32 or f64, not {}", gen::name_of(settings.type)));
   });
@@ -295,6 +303,15 @@ void run(const RunSettings& settings) {
   const Corpus corpus = load_corpus(settings);
   if (settings.save_corpus) {
     save_corpus(corpus, *settings.save_corpus);
+    return;
+  }
+  if (settings.holdout > 0) {
+    const DocumentSplit split = split_documents(corpus, settings.holdout, settings.options.seed);
+    std::printf("held out %lld of %lld documents (%lld tokens) for evaluation (--holdout %g, seed %llu)\n",
+                static_cast<long long>(split.heldout.num_docs()), static_cast<long long>(corpus.num_docs()),
+                static_cast<long long>(split.heldout.num_tokens()), settings.holdout,
+                static_cast<unsigned long long>(settings.options.seed));
+    train(settings, split.training, &split.heldout);
     return;
   }
   train(settings, corpus);

@@ -426,7 +426,8 @@ void write_matrix(const std::string& path, const T* data, std::int64_t rows, std
 }
 
 const std::vector<std::string>& output_names() {
-  static const std::vector<std::string> names = {"topics.txt", "documents.txt", "theta.bin", "phi.bin", "vocab.txt"};
+  static const std::vector<std::string> names = {"topics.txt", "documents.txt", "theta.bin", "phi.bin", "vocab.txt",
+                                                     "metrics.json"};
   return names;
 }
 

@@ -55,6 +55,9 @@ const std::vector<Flag> kFlags = {
     {"--save-corpus", "DIR", "write the corpus as read (after tokenising) as DIR/docword.txt + DIR/vocab.txt "
                              "(UCI format, documents in training order) and exit; other trainers can then see "
                              "exactly bfly-lda's tokens"},
+    {"--holdout", "FRACTION",
+     "hold out this fraction of the documents (chosen by --seed), train on the rest, and at the end print the "
+     "held-out perplexity (document completion) and NPMI, also into DIR/metrics.json (default 0: none)"},
     {"--version", "", "print the version (bfly-lda X.Y.Z) and exit"},
     {"--check-device", "", "print where --device auto would train (\"gpu: ...\" or \"cpu: no GPU (why)\") and exit"},
 };
@@ -105,6 +108,10 @@ RunSettings parse(const Args& args) {
   s.progress_every = static_cast<int>(args.integer_in("--progress-every", 1, 1'000'000'000).value_or(1));
   if (s.quiet && args.has("--progress-every")) throw UsageError("--quiet and --progress-every contradict each other");
   s.save_corpus = args.value("--save-corpus");
+  if (const auto h = args.positive("--holdout")) {
+    if (*h >= 1) throw UsageError(fmt::format("--holdout expects a fraction below 1, got {}", *h));
+    s.holdout = *h;
+  }
   if (const auto d = args.choice("--device", {"cpu", "gpu", "auto"}))
     s.device = *d == "cpu" ? Device::cpu : *d == "gpu" ? Device::gpu : Device::automatic;
   if (const auto z = args.choice("--cpu-zstep", {"auto", "generated", "reference"})) {

@@ -7,6 +7,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bfly::lda {
 
@@ -33,5 +35,13 @@ void run_infer(const ModelTaskSettings& settings);
 // evaluate: document completion on the documents and NPMI of the top words over the same documents; prints the
 // summary and writes DIR/metrics.json when settings.out is given.
 void run_evaluate(const ModelTaskSettings& settings);
+
+// The evaluation at the end of a training run with a held-out part: evaluate (document completion on `heldout`,
+// NPMI over `reference`, the training documents), print the summary, and write DIR/metrics.json (with `context`,
+// see to_json) when `out` is given.
+Evaluation evaluate_run(const Model& model, const Corpus& heldout, const Corpus& reference,
+                        const EvaluationOptions& options, const Placement& placement,
+                        const std::optional<std::string>& out,
+                        const std::vector<std::pair<std::string, std::string>>& context);
 
 }  // namespace bfly::lda

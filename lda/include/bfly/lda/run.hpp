@@ -7,6 +7,7 @@
 #pragma once
 
 #include "bfly/lda/corpus.hpp"
+#include "bfly/lda/evaluation.hpp"
 #include "bfly/lda/gpu_engine.hpp"
 #include "bfly/lda/trainer.hpp"
 #include "bfly/spec/element_type.hpp"
@@ -44,6 +45,10 @@ struct RunSettings {
   bool quiet = false;
   int progress_every = 1;
   std::optional<std::string> save_corpus;  // write the corpus as read and stop, instead of training
+  // > 0: hold out this fraction of the documents (evaluation.hpp, split_documents with the run's seed), train on
+  // the rest and evaluate at the end (perplexity by document completion, NPMI): printed and DIR/metrics.json.
+  double holdout = 0;
+  EvaluationOptions evaluation;
   Device device = Device::automatic;
   CpuZStepMode cpu_zstep = CpuZStepMode::automatic;
   GpuEngineOptions gpu;
@@ -69,10 +74,11 @@ Corpus load_corpus(const RunSettings& settings);
 // word ids + 1, counts summed.
 void save_corpus(const Corpus& corpus, const std::string& dir);
 
-// Trains on `corpus` (from load_corpus) as `settings` say, printing progress and writing the files.
-void train(const RunSettings& settings, const Corpus& corpus);
+// Trains on `corpus` (from load_corpus) as `settings` say, printing progress and writing the files; with
+// `heldout`, evaluates the trained model on it at the end (NPMI over `corpus`).
+void train(const RunSettings& settings, const Corpus& corpus, const Corpus* heldout = nullptr);
 
-// The whole run: load_corpus, then save_corpus (settings.save_corpus) or train.
+// The whole run: load_corpus, then save_corpus (settings.save_corpus) or train (on the documents not held out).
 void run(const RunSettings& settings);
 
 }  // namespace bfly::lda
