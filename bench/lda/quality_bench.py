@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Topic quality against wall-clock seconds: bfly-lda (posterior-mean and draw estimates) against tomotopy
+(collapsed Gibbs, all CPU threads) and scikit-learn's LatentDirichletAllocation (online variational Bayes, all
+CPU threads), on the same tokens, the same held-out documents and the same fixed priors.
+
+For each corpus (plain text, one document per line) the tokens are bfly-lda's (`bfly-lda --text FILE --save-corpus`);
+a seeded tenth of the documents is held out and the vocabulary is cut to the words of the training documents.
+Every system trains on the rest; at checkpoints along its run (bfly-lda: separate runs of increasing --iterations,
+timed by loglik.csv's train_seconds; tomotopy: train() calls; scikit-learn: partial_fit over mini-batches) its
+topic-word matrix phi is scored by one method for all:
+  - held-out perplexity by document completion: each held-out document's even tokens fix theta (30 fixed-point
+    fold-in steps theta <- alpha + theta * sum_w n_w phi_w / (theta . phi_w), phi fixed), its odd tokens are scored:
+    exp(-sum log(theta . phi_w) / scored tokens);
+  - NPMI of each topic's 10 most probable words over document co-occurrence in the training documents (-1 for a
+    pair that never co-occurs), averaged over pairs and topics.
+The seconds are training seconds only (scoring is not counted). bfly-lda's own Gibbs evaluation
+(`bfly-lda evaluate`) of its last model is recorded too, in the column bfly_evaluate_perplexity.
+
+Writes <out-dir>/<label>-lda-quality.csv and a plot per corpus and K (<label>-lda-quality-<corpus>-k<K>.png).
+
+    bench/lda/quality_bench.py --bfly-lda build/tools/bfly-lda/bfly-lda \\
+        --corpus wordnet=build-deps/corpora/wordnet-glosses.txt --corpus kjv=build-deps/corpora/kjv-chapters.txt \\
+        --topics 64,1024 --out-dir bench/results --label h100-...
+"""
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+FIELDS = ["corpus", "K", "system", "step", "train_seconds", "wall_seconds", "heldout_perplexity", "npmi",
+          "ll_per_token", "bfly_evaluate_perplexity", "device"]
+
+
+# ---------------------------------------------------------------------------------------------------- corpus
+def read_uci(docword, vocab):
+    words = [line.rstrip("\n") for line in open(vocab)]
+    with open(docword) as f:
+        D, _, _ = (int(f.readline()) for _ in range(3))
+        rows = np.loadtxt(f, dtype=np.int64, ndmin=2)
+    docs = [[] for _ in range(D)]
+    for d, w, n in rows:
+        docs[d - 1].extend([w - 1] * int(n))
+    return [np.array(d, dtype=np.int64) for d in docs if d], words
+
+
+def write_uci(path_docword, path_vocab, docs, words):
+    with open(path_docword, "w") as f:
+        entries = []
+        for m, doc in enumerate(docs):
+            ids, counts = np.unique(doc, return_counts=True)
+            entries.extend(f"{m + 1} {w + 1} {n}" for w, n in zip(ids, counts))
+        f.write(f"{len(docs)}\n{len(words)}\n{len(entries)}\n")
+        f.write("\n".join(entries) + "\n")
+    with open(path_vocab, "w") as f:
+        f.write("\n".join(words) + "\n")
+
+
+def prepare(name, text, bfly_lda, work, heldout_fraction, seed):
+    """bfly-lda's tokens, a held-out split, the vocabulary of the training part; UCI files for every system."""
+    saved = os.path.join(work, name, "saved")
+    subprocess.run([bfly_lda, "--text", text, "--save-corpus", saved], check=True, stdout=subprocess.DEVNULL)
+    docs, words = read_uci(os.path.join(saved, "docword.txt"), os.path.join(saved, "vocab.txt"))
+    rng = np.random.default_rng(seed)
+    held = rng.random(len(docs)) < heldout_fraction
+    train = [d for d, h in zip(docs, held) if not h]
+    test = [d for d, h in zip(docs, held) if h]
+    used = np.unique(np.concatenate(train))
+    new_id = np.full(len(words), -1, dtype=np.int64)
+    new_id[used] = np.arange(len(used))
+    words = [words[w] for w in used]
+    train = [new_id[d] for d in train]
+    test = [t for t in (new_id[d][new_id[d] >= 0] for d in test) if len(t) >= 2]
+    base = os.path.join(work, name)
+    write_uci(os.path.join(base, "train.docword.txt"), os.path.join(base, "vocab.txt"), train, words)
+    write_uci(os.path.join(base, "test.docword.txt"), os.path.join(base, "test.vocab.txt"), test, words)
+    tokens = sum(len(d) for d in train)
+    print(f"{name}: {len(train)} training documents ({tokens} tokens, {tokens / len(train):.1f} per document), "
+          f"{len(test)} held-out documents, {len(words)} words", flush=True)
+    return {"name": name, "train": train, "test": test, "words": words, "dir": base}
+
+
+# --------------------------------------------------------------------------------------------------- scoring
+class Scorer:
+    """Held-out perplexity by document completion and NPMI over the training documents, for any phi (V x K)."""
+
+    def __init__(self, corpus, alpha, fold_in_steps=30, max_test_docs=2000):
+        test = corpus["test"][:max_test_docs]
+        self.alpha = alpha
+        self.steps = fold_in_steps
+        obs_doc, obs_word, obs_count, self.scored_doc, self.scored_word = [], [], [], [], []
+        for m, d in enumerate(test):
+            ids, counts = np.unique(d[0::2], return_counts=True)
+            obs_doc.append(np.full(len(ids), m))
+            obs_word.append(ids)
+            obs_count.append(counts)
+            self.scored_doc.append(np.full(len(d[1::2]), m))
+            self.scored_word.append(d[1::2])
+        self.obs_doc, self.obs_word = np.concatenate(obs_doc), np.concatenate(obs_word)
+        self.obs_count = np.concatenate(obs_count).astype(np.float64)
+        self.obs_starts = np.flatnonzero(np.r_[True, np.diff(self.obs_doc) != 0])  # one per document
+        self.scored_doc, self.scored_word = np.concatenate(self.scored_doc), np.concatenate(self.scored_word)
+        self.D = len(test)
+        # Posting lists of the training documents: for word w, the documents that contain it.
+        pair_doc = np.concatenate([np.full(len(u), m) for m, u in enumerate(np.unique(d) for d in corpus["train"])])
+        pair_word = np.concatenate([np.unique(d) for d in corpus["train"]])
+        order = np.argsort(pair_word, kind="stable")
+        self.post_doc = pair_doc[order]
+        self.post_start = np.searchsorted(pair_word[order], np.arange(len(corpus["words"]) + 1))
+        self.train_docs = len(corpus["train"])
+
+    def perplexity(self, phi):
+        phi = np.asarray(phi, dtype=np.float64)
+        K = phi.shape[1]
+        P = phi[self.obs_word]  # observed (document, word) entries x K, grouped by document
+        theta = np.full((self.D, K), 1.0 / K)
+        for _ in range(self.steps):
+            weight = self.obs_count / np.maximum(np.einsum("ij,ij->i", theta[self.obs_doc], P), 1e-300)
+            theta = self.alpha + theta * np.add.reduceat(P * weight[:, None], self.obs_starts, axis=0)
+            theta /= theta.sum(axis=1, keepdims=True)
+        p = np.einsum("ij,ij->i", theta[self.scored_doc], phi[self.scored_word])
+        return math.exp(-np.log(np.maximum(p, 1e-300)).sum() / len(self.scored_doc))
+
+    def npmi(self, phi, top=10):
+        top_words = np.argsort(-np.asarray(phi), axis=0, kind="stable")[:top].T  # K x top
+        D = float(self.train_docs)
+        upper = np.triu_indices(top, 1)
+        bits = np.zeros(self.train_docs, dtype=np.uint32)  # per document: which of the topic's words it holds
+        scores = []
+        for words in top_words:
+            touched = []
+            for j, w in enumerate(words):
+                docs = self.post_doc[self.post_start[w]:self.post_start[w + 1]]
+                bits[docs] |= np.uint32(1 << j)
+                touched.append(docs)
+            touched = np.unique(np.concatenate(touched))
+            present = ((bits[touched][:, None] >> np.arange(top, dtype=np.uint32)) & 1).astype(np.float32)
+            bits[touched] = 0
+            counts = (present.T @ present).astype(np.float64)
+            both, single = counts[upper], np.diag(counts)
+            p_both, p_a, p_b = both / D, single[upper[0]] / D, single[upper[1]] / D
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = np.where(both == 0, -1.0,
+                                 np.where(p_both >= 1, 1.0, np.log(p_both / (p_a * p_b)) / -np.log(p_both)))
+            scores.append(value.mean())
+        return float(np.mean(scores))
+
+
+# ---------------------------------------------------------------------------------------------------- systems
+def read_matrix(path):
+    with open(path, "rb") as f:
+        header = f.read(32)
+    size = int.from_bytes(header[8:12], "little")
+    rows, cols = int.from_bytes(header[16:24], "little"), int.from_bytes(header[24:32], "little")
+    return np.fromfile(path, dtype=np.float32 if size == 4 else np.float64, offset=32).reshape(rows, cols)
+
+
+def run_bfly(args, corpus, K, estimate, scorer, emit):
+    base = corpus["dir"]
+    for iterations in args.bfly_iterations:
+        out = os.path.join(base, f"bfly-{estimate}-k{K}-{iterations}")
+        command = [args.bfly_lda, "--docword", os.path.join(base, "train.docword.txt"), "--vocab",
+                   os.path.join(base, "vocab.txt"), "--topics", str(K), "--alpha", str(args.alpha), "--beta",
+                   str(args.beta), "--iterations", str(iterations), "--estimate", estimate, "--seed", "1",
+                   "--quiet", "--show-topics", "0", "--device", args.bfly_device, "--out", out]
+        if args.bfly_device == "cpu":
+            command += ["--cpu-zstep", "reference"]
+        start = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        last = list(csv.DictReader(open(os.path.join(out, "loglik.csv"))))[-1]
+        phi = read_matrix(os.path.join(out, "phi.bin"))
+        own = ""
+        if iterations == args.bfly_iterations[-1]:  # bfly-lda's own Gibbs evaluation of its last model
+            subprocess.run([args.bfly_lda, "evaluate", "--model", out, "--docword",
+                            os.path.join(base, "test.docword.txt"), "--vocab", os.path.join(base, "vocab.txt"),
+                            "--device", args.bfly_device, "--out", out], check=True, stdout=subprocess.DEVNULL)
+            own = json.load(open(os.path.join(out, "metrics.json")))["heldout_perplexity"]
+        emit(f"bfly-lda-{estimate}", iterations, float(last["train_seconds"]), wall, phi,
+             float(last["ll_per_token"]), own)
+
+
+def run_tomotopy(args, corpus, K, scorer, emit):
+    import tomotopy as tp
+    words = corpus["words"]
+    model = tp.LDAModel(k=K, alpha=args.alpha, eta=args.beta, seed=1, min_cf=0, rm_top=0)
+    for d in corpus["train"]:
+        model.add_doc([words[w] for w in d])
+    model.optim_interval = 0  # fixed priors, as bfly-lda's
+    seconds = 0.0
+    start = time.perf_counter()
+    model.train(0, workers=args.workers)
+    seconds += time.perf_counter() - start
+    column = None
+    done, step = 0, 10
+    while seconds < args.seconds:
+        start = time.perf_counter()
+        model.train(step, workers=args.workers)
+        seconds += time.perf_counter() - start
+        done += step
+        if column is None:
+            index = {w: i for i, w in enumerate(model.used_vocabs)}
+            column = np.array([index[w] for w in words])
+        phi = np.stack([np.asarray(model.get_topic_word_dist(k))[column] for k in range(K)], axis=1)
+        emit("tomotopy", done, seconds, seconds, phi, model.ll_per_word, "")
+        # Checkpoints at 10, 20, 40, 80, ... iterations, the last one cut to what fits in the time left.
+        step = max(1, min(done, int((args.seconds - seconds) * done / seconds) + 1))
+
+
+def run_sklearn(args, corpus, K, scorer, emit):
+    from scipy.sparse import csr_matrix
+    from sklearn.decomposition import LatentDirichletAllocation
+    rows, cols, vals = [], [], []
+    for m, d in enumerate(corpus["train"]):
+        ids, counts = np.unique(d, return_counts=True)
+        rows.append(np.full(len(ids), m))
+        cols.append(ids)
+        vals.append(counts)
+    X = csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                   shape=(len(corpus["train"]), len(corpus["words"])), dtype=np.float64)
+    lda = LatentDirichletAllocation(n_components=K, doc_topic_prior=args.alpha, topic_word_prior=args.beta,
+                                    learning_method="online", batch_size=args.sklearn_batch, n_jobs=-1,
+                                    random_state=1, total_samples=X.shape[0])
+    order = np.random.default_rng(1).permutation(X.shape[0])
+    seconds, batches, next_score = 0.0, 0, 1
+    while seconds < args.seconds:
+        for s in range(0, X.shape[0], args.sklearn_batch):
+            start = time.perf_counter()
+            lda.partial_fit(X[order[s:s + args.sklearn_batch]])
+            seconds += time.perf_counter() - start
+            batches += 1
+            if batches == next_score or seconds >= args.seconds:
+                phi = (lda.components_ / lda.components_.sum(axis=1, keepdims=True)).T
+                emit("sklearn", batches, seconds, seconds, phi, "", "")
+                next_score *= 2
+            if seconds >= args.seconds:
+                break
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bfly-lda", required=True)
+    p.add_argument("--corpus", action="append", required=True, help="NAME=TEXTFILE (one document per line)")
+    p.add_argument("--topics", default="64,1024")
+    p.add_argument("--alpha", type=float, default=0.1)
+    p.add_argument("--beta", type=float, default=0.01)
+    p.add_argument("--heldout", type=float, default=0.1)
+    p.add_argument("--bfly-iterations", default="30,100,300,1000")
+    p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
+    p.add_argument("--systems", default="bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
+    p.add_argument("--seconds", type=float, default=30, help="training seconds of tomotopy and of scikit-learn each")
+    p.add_argument("--workers", type=int, default=os.cpu_count())
+    p.add_argument("--sklearn-batch", type=int, default=4096)
+    p.add_argument("--max-docs", type=int, default=0, help="use only the first N documents of each corpus")
+    p.add_argument("--out-dir", default="bench/results")
+    p.add_argument("--label", default=None, help="file name prefix (default: the GPU's name and the date)")
+    args = p.parse_args()
+    args.bfly_iterations = [int(x) for x in args.bfly_iterations.split(",")]
+    systems = args.systems.split(",")
+    label = args.label or f"{args.bfly_device}-{datetime.date.today().isoformat()}"
+    os.makedirs(args.out_dir, exist_ok=True)
+    csv_path = os.path.join(args.out_dir, f"{label}-lda-quality.csv")
+    rows = []
+    with tempfile.TemporaryDirectory() as work, open(csv_path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=FIELDS)
+        writer.writeheader()
+        for spec in args.corpus:
+            name, _, text = spec.partition("=")
+            if args.max_docs:
+                head = os.path.join(work, f"{name}.head.txt")
+                with open(text) as src, open(head, "w") as dst:
+                    for i, line in enumerate(src):
+                        if i == args.max_docs:
+                            break
+                        dst.write(line)
+                text = head
+            corpus = prepare(name, text, args.bfly_lda, work, args.heldout, seed=1)
+            scorer = Scorer(corpus, args.alpha)
+            for K in [int(k) for k in args.topics.split(",")]:
+                def emit(system, step, train_seconds, wall, phi, ll, own):
+                    start = time.perf_counter()
+                    row = {"corpus": name, "K": K, "system": system, "step": step,
+                           "train_seconds": f"{train_seconds:.4f}", "wall_seconds": f"{wall:.3f}",
+                           "heldout_perplexity": f"{scorer.perplexity(phi):.3f}", "npmi": f"{scorer.npmi(phi):.5f}",
+                           "ll_per_token": ll if ll == "" else f"{ll:.6f}",
+                           "bfly_evaluate_perplexity": own if own == "" else f"{own:.3f}",
+                           "device": args.bfly_device if system.startswith("bfly") else f"cpu x{args.workers}"}
+                    writer.writerow(row)
+                    out.flush()
+                    rows.append(row)
+                    print(f"  {name} K={K} {system:16} step {step:>5}  {train_seconds:8.3f} s  perplexity "
+                          f"{row['heldout_perplexity']:>10}  NPMI {row['npmi']}  (scored in "
+                          f"{time.perf_counter() - start:.1f} s)", flush=True)
+                for system in systems:
+                    try:
+                        if system.startswith("bfly-lda-"):
+                            run_bfly(args, corpus, K, system[len("bfly-lda-"):], scorer, emit)
+                        elif system == "tomotopy":
+                            run_tomotopy(args, corpus, K, scorer, emit)
+                        elif system == "sklearn":
+                            run_sklearn(args, corpus, K, scorer, emit)
+                        else:
+                            sys.exit(f"unknown system {system}")
+                    except ImportError as e:
+                        print(f"  {system}: skipped ({e})", flush=True)
+    print(f"wrote {csv_path}")
+    plot(rows, args.out_dir, label)
+
+
+def plot(rows, out_dir, label):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("no matplotlib: skipping the plots")
+        return
+    for corpus, K in sorted({(r["corpus"], r["K"]) for r in rows}):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+        for system in sorted({r["system"] for r in rows if r["corpus"] == corpus and r["K"] == K}):
+            points = [r for r in rows if r["corpus"] == corpus and r["K"] == K and r["system"] == system]
+            x = [max(float(r["train_seconds"]), 1e-3) for r in points]
+            left.plot(x, [float(r["heldout_perplexity"]) for r in points], "o-", label=system)
+            right.plot(x, [float(r["npmi"]) for r in points], "o-", label=system)
+        for axis, what in ((left, "held-out perplexity (lower is better)"), (right, "NPMI, top 10 words")):
+            axis.set_xscale("log")
+            axis.set_xlabel("training seconds")
+            axis.set_ylabel(what)
+            axis.grid(True, which="both", alpha=0.3)
+        left.legend()
+        fig.suptitle(f"{corpus}, K = {K} ({label})")
+        fig.tight_layout()
+        path = os.path.join(out_dir, f"{label}-lda-quality-{corpus}-k{K}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
