@@ -7,6 +7,7 @@
 #   build-deps/corpora/kjv-chapters.txt.gz     the King James Bible, one chapter per line (fetch_kjv_corpus.sh)
 #   build-deps/bin/bfly-lda                    bfly-lda built here (Release, stripped); the device script builds
 #                                              its own when this one does not start there
+#   build-deps/bin/bfly_gpu_tests              the GPU tests (the device script runs those of inference)
 #   .whl/tomotopy-*.whl                        tomotopy (abi3: any CPython >= 3.9)
 #   with --with-sklearn 3.X: .whl/ also gets scikit-learn, scipy, joblib and threadpoolctl for CPython 3.X
 #   (about 45 MB more: with it the carried files pass the device's 64 MiB limit unless bfly-lda is left out;
@@ -25,8 +26,9 @@ gzip -9 -f "$glosses" "$kjv"
 source scripts/cuda-env.sh
 [[ -f /work/ccache-env.sh ]] && source /work/ccache-env.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build --target bfly-lda > /dev/null
+cmake --build build --target bfly-lda bfly_gpu_tests > /dev/null
 strip -o build-deps/bin/bfly-lda build/tools/bfly-lda/bfly-lda
+strip -o build-deps/bin/bfly_gpu_tests build/tests/gpu/bfly_gpu_tests
 
 python3 -m pip download -q --only-binary=:all: --no-deps -d .whl "tomotopy==0.14.0"
 if [[ -n $sklearn_python ]]; then

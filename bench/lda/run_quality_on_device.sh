@@ -7,7 +7,8 @@
 # perplexity and NPMI against training seconds (bench/lda/quality_bench.py). About 6-7 minutes on an H100 machine
 # with 16 cores: tomotopy and scikit-learn train QUALITY_SECONDS (default 25) per corpus and K each.
 # Outputs in $OUT (default bench/results): <device>-<date>-lda-quality.csv, one PNG per corpus and K,
-# lda-quality.log. Environment: QUALITY_SECONDS, QUALITY_TOPICS (default 64,1024), QUALITY_ARGS (more flags).
+# lda-quality.log. With build-deps/bin/bfly_gpu_tests (copied there from build/tests/gpu/ on the build machine) it
+# first runs the GPU tests of inference. Environment: QUALITY_SECONDS, QUALITY_TOPICS (default 64,1024), QUALITY_ARGS (more flags).
 set -uo pipefail
 root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench/lda" ]] || { echo "run from the repository root" >&2; exit 2; }
@@ -36,6 +37,11 @@ if ! "$bfly" --version > /dev/null 2>&1; then
 fi
 "$bfly" --version && "$bfly" --check-device || return 3
 export BFLY_CACHE_DIR=$root/build-device/bfly-cache
+
+if [[ -x "$root/build-deps/bin/bfly_gpu_tests" ]]; then
+  step "GPU tests of inference (build-deps/bin/bfly_gpu_tests, built on the build machine)"
+  "$root/build-deps/bin/bfly_gpu_tests" --gtest_filter='GpuLdaInference*:GpuLdaGeneratedZStep*' 2>&1 | tail -8
+fi
 
 step "Python packages"
 site=/tmp/bfly-quality-site
