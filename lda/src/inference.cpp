@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
 namespace bfly::lda {
@@ -202,6 +203,15 @@ class FixedPhiAdapter final : public FixedPhiZStep<T> {
   std::span<const T> phi_;
 };
 
+// Runs f(first, last) over `threads` contiguous blocks of the D documents.
+template <typename F>
+void for_document_blocks(std::int64_t D, int threads, F&& f) {
+  const std::int64_t blocks = std::clamp<std::int64_t>(std::min<std::int64_t>(threads, D / 64), 1, 64);
+  std::vector<std::jthread> pool;
+  for (std::int64_t b = 1; b < blocks; ++b) pool.emplace_back([&, b] { f(D * b / blocks, D * (b + 1) / blocks); });
+  f(0, D / blocks);
+}
+
 // The documents sorted by decreasing length (the z-step kernels' order), doc_ids = their positions as given.
 Corpus sorted_documents(const Corpus& documents, const std::vector<std::string>& vocab) {
   Corpus indexed;
@@ -246,51 +256,49 @@ Inference infer_with(const Model& model, const Corpus& documents, const Inferenc
   std::vector<std::int32_t> counts(static_cast<std::size_t>(D) * K);
   std::vector<T> theta(static_cast<std::size_t>(D) * K);
   std::vector<double> average(static_cast<std::size_t>(D) * K, 0.0);
-  std::vector<double> gammas(static_cast<std::size_t>(K));
   const double alpha_sum = model.alpha_sum();
-  auto count = [&] {
-    std::fill(counts.begin(), counts.end(), 0);
-    for (std::int64_t m = 0; m < D; ++m)
-      for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) ++counts[m * K + z[i]];
-  };
-  // theta of every document from its counts: the posterior mean, or a Dirichlet draw (Estimate::draw).
-  auto estimate = [&](std::uint32_t iteration) {
-    for (std::int64_t m = 0; m < D; ++m) {
-      const std::int32_t* n = counts.data() + m * K;
-      T* row = theta.data() + m * K;
-      if (model.estimate == Estimate::draw) {
-        double sum = 0;
-        for (int k = 0; k < K; ++k) {
-          gammas[k] = gamma_draw(n[k] + model.alpha[k], options.seed, static_cast<std::uint64_t>(m) * K + k,
-                                 kStreamTheta, iteration);
-          sum += gammas[k];
+  // After the z-step of iteration t: each document's counts, its theta (posterior mean, or a Dirichlet draw for
+  // Estimate::draw) and, past burn-in, its running sum of posterior means. Documents are independent, so they are
+  // split over the threads without changing any result.
+  auto update_documents = [&](std::uint32_t t, bool accumulate) {
+    for_document_blocks(D, resolve_threads(options.threads), [&](std::int64_t first, std::int64_t last) {
+      std::vector<double> gammas(static_cast<std::size_t>(K));
+      for (std::int64_t m = first; m < last; ++m) {
+        std::int32_t* n = counts.data() + m * K;
+        std::fill(n, n + K, 0);
+        for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) ++n[z[i]];
+        const double denominator = static_cast<double>(corpus.doc_length(m)) + alpha_sum;
+        T* row = theta.data() + m * K;
+        bool drawn = false;
+        if (model.estimate == Estimate::draw) {
+          double sum = 0;
+          for (int k = 0; k < K; ++k) {
+            gammas[k] = gamma_draw(n[k] + model.alpha[k], options.seed, static_cast<std::uint64_t>(m) * K + k,
+                                   kStreamTheta, t);
+            sum += gammas[k];
+          }
+          if (sum > 0 && std::isfinite(sum)) {
+            for (int k = 0; k < K; ++k) row[k] = static_cast<T>(gammas[k] / sum);
+            drawn = true;
+          }
         }
-        if (sum > 0 && std::isfinite(sum)) {
-          for (int k = 0; k < K; ++k) row[k] = static_cast<T>(gammas[k] / sum);
-          continue;
-        }
+        if (!drawn)
+          for (int k = 0; k < K; ++k) row[k] = static_cast<T>((n[k] + model.alpha[k]) / denominator);
+        if (accumulate)
+          for (int k = 0; k < K; ++k) average[m * K + k] += (n[k] + model.alpha[k]) / denominator;
       }
-      const double denominator = static_cast<double>(corpus.doc_length(m)) + alpha_sum;
-      for (int k = 0; k < K; ++k) row[k] = static_cast<T>((n[k] + model.alpha[k]) / denominator);
-    }
+    });
   };
 
   initial_topics(corpus, K, options.seed, z);
-  count();
-  estimate(0);
+  update_documents(0, false);
   for (int t = 1; t <= options.iterations; ++t) {
     const ZStepReport report = zstep.run(theta, z, options.seed, static_cast<std::uint32_t>(t));
     if (report.invalid_tokens > 0)
       throw Error(fmt::format("infer: iteration {}: {} token(s) could not be sampled (weights with total 0, NaN or "
                               "infinite), first token {}",
                               t, report.invalid_tokens, report.first_invalid));
-    count();
-    estimate(static_cast<std::uint32_t>(t));
-    if (t > burn_in)
-      for (std::int64_t m = 0; m < D; ++m) {
-        const double denominator = static_cast<double>(corpus.doc_length(m)) + alpha_sum;
-        for (int k = 0; k < K; ++k) average[m * K + k] += (counts[m * K + k] + model.alpha[k]) / denominator;
-      }
+    update_documents(static_cast<std::uint32_t>(t), t > burn_in);
   }
 
   Inference result;

@@ -71,8 +71,9 @@ double mean_l1(const std::vector<double>& a, const std::vector<double>& b, int K
 }
 
 template <typename T>
-Inference infer_reference(const Model& model, const Corpus& documents, const InferenceOptions& options, int threads = 2) {
+Inference infer_reference(const Model& model, const Corpus& documents, InferenceOptions options, int threads = 2) {
   const auto zstep = with_fixed_phi<T>(std::make_unique<CpuZStep<T>>(threads));
+  options.threads = threads;  // the documents' theta updates too
   return infer_with<T>(model, documents, options, *zstep);
 }
 
@@ -113,7 +114,7 @@ TEST(Inference, GeneratedKernelOnTheCpuRecoversTheMixturesLikeTheReference) {
 }
 
 TEST(Inference, IsReproducibleBySeedWhateverTheThreadCount) {
-  const Generated g = generate(5, 50, 40, 30, std::vector<double>(5, 0.3), 11);
+  const Generated g = generate(5, 50, 300, 30, std::vector<double>(5, 0.3), 11);  // enough for several threads
   const InferenceOptions options{.iterations = 20, .seed = 9};
   const Inference a = infer_reference<float>(g.model, g.documents, options, 1);
   const Inference b = infer_reference<float>(g.model, g.documents, options, 3);
