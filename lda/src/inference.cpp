@@ -73,7 +73,8 @@ double Model::alpha_sum() const { return std::accumulate(alpha.begin(), alpha.en
 
 void Model::check() const {
   const int K = topics();
-  if (K < 1 || K > kMaxTopics) throw Error(fmt::format("Model: {} topics (alpha has {} entries), expected 1..{}", K, K, kMaxTopics));
+  if (K < 1 || K > kMaxTopics)
+    throw Error(fmt::format("Model: alpha has {} entries (one per topic), expected 1..{}", K, kMaxTopics));
   if (vocab.empty()) throw Error("Model: the vocabulary is empty");
   if (phi.size() != vocab.size() * static_cast<std::size_t>(K))
     throw Error(fmt::format("Model: phi has {} entries, expected V x K = {} x {}", phi.size(), vocab.size(), K));

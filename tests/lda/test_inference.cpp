@@ -280,7 +280,8 @@ TEST(Hyperparameters, MinkaFixedPointRecoversAKnownAsymmetricAlpha) {
     counts.insert(counts.end(), n.begin(), n.end());
     lengths.push_back(N);
   }
-  const std::vector<double> learned = optimize_alpha(counts, lengths, std::vector<double>(K, 0.1), {.fixed_point_steps = 200});
+  const std::vector<double> learned =
+      optimize_alpha(counts, lengths, std::vector<double>(K, 0.1), {.fixed_point_steps = 200});
   for (int k = 0; k < K; ++k) EXPECT_NEAR(learned[k], truth[k], 0.12 * truth[k]) << "alpha[" << k << "]";
 }
 

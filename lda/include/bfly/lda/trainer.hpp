@@ -149,8 +149,8 @@ class Trainer {
   double ll_per_token_ = 0;
 };
 
-// The names of the files write_outputs writes (and metrics.json, a run's evaluation), and a function that removes those of them in `dir` (regular files
-// only): a run removes them when it writes a checkpoint they no longer match.
+// The names of the files write_outputs writes (and metrics.json, a run's evaluation), and a function that removes
+// those of them in `dir` (regular files only): a run removes them when it writes a checkpoint they no longer match.
 const std::vector<std::string>& output_names();
 void remove_outputs(const std::string& dir);
 
