@@ -252,7 +252,7 @@ def main():
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--beta", type=float, default=0.01)
     p.add_argument("--heldout", type=float, default=0.1)
-    p.add_argument("--bfly-iterations", default="30,100,300,1000")
+    p.add_argument("--bfly-iterations", default="30,100,300,1000,3000")
     p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
     p.add_argument("--systems", default="bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
     p.add_argument("--seconds", type=float, default=30, help="training seconds of tomotopy and of scikit-learn each")
