@@ -1,0 +1,158 @@
+// Data-parallel training on the CPU: the shards run one after another through the in-process CountExchange, and
+// every result (z, counts, theta, phi, log-likelihood) must equal the single-engine run's bit for bit, also after
+// resuming a checkpoint on a different number of ranks. This is what makes N GPUs equal one.
+#include "bfly/lda/data_parallel.hpp"
+#include "bfly/lda/sharding.hpp"
+#include "bfly/lda/trainer.hpp"
+
+#include "lda_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+namespace {
+
+using bfly::lda::Corpus;
+using bfly::lda::DataParallelEngine;
+using bfly::lda::Estimate;
+using bfly::lda::Shard;
+using bfly::lda::Trainer;
+using bfly::lda::kShardAlignment;
+
+// Documents of very different lengths (1 .. 40 tokens), sorted by length as bfly-lda trains them, from a fresh seed.
+Corpus sorted_corpus(std::int64_t docs, int vocab) {
+  const auto seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "corpus seed " << seed);
+  return bfly::lda::sort_by_length(bfly::lda::test::random_corpus(docs, vocab, 40, seed));
+}
+
+template <typename T>
+std::unique_ptr<bfly::lda::IterationEngine<T>> sharded(int ranks) {
+  std::vector<std::unique_ptr<bfly::lda::ShardEngine<T>>> local;
+  for (int r = 0; r < ranks; ++r) local.push_back(bfly::lda::cpu_shard_engine<T>(1 + r % 2));
+  return std::make_unique<DataParallelEngine<T>>(std::make_shared<bfly::lda::InProcessExchange>(ranks),
+                                                 std::move(local), false);
+}
+
+template <typename V>
+bool same_bytes(const std::vector<V>& a, const std::vector<V>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0;
+}
+
+template <typename T>
+void expect_same_state(const Trainer<T>& expected, const Trainer<T>& actual) {
+  EXPECT_EQ(expected.iteration(), actual.iteration());
+  EXPECT_TRUE(same_bytes(expected.z(), actual.z())) << "z";
+  EXPECT_TRUE(same_bytes(expected.theta(), actual.theta())) << "theta";
+  EXPECT_TRUE(same_bytes(expected.phi(), actual.phi())) << "phi";
+  EXPECT_TRUE(same_bytes(expected.counts().doc_topic, actual.counts().doc_topic)) << "n_dk";
+  EXPECT_TRUE(same_bytes(expected.counts().word_topic, actual.counts().word_topic)) << "n_wk";
+  EXPECT_TRUE(same_bytes(expected.counts().topic, actual.counts().topic)) << "n_k";
+  // Bit for bit, not within a tolerance: the shards add their chunks of the sum in the single run's order.
+  EXPECT_EQ(expected.ll_per_token(), actual.ll_per_token());
+}
+
+TEST(Sharding, ShardsCoverTheCorpusAlignedAndBalancedByTokens) {
+  const Corpus corpus = sorted_corpus(9000, 50);
+  std::int64_t longest_block = 0;  // the most tokens of kShardAlignment consecutive documents
+  for (std::int64_t m = 0; m < corpus.num_docs(); m += kShardAlignment)
+    longest_block = std::max(longest_block, corpus.doc_offsets[std::min(corpus.num_docs(), m + kShardAlignment)] -
+                                                corpus.doc_offsets[m]);
+  for (const int n : {1, 2, 3, 5, 8}) {
+    SCOPED_TRACE(::testing::Message() << n << " shards");
+    const std::vector<Shard> shards = bfly::lda::shard_by_tokens(corpus, n);
+    ASSERT_EQ(shards.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(shards.front().first_doc, 0);
+    EXPECT_EQ(shards.back().last_doc, corpus.num_docs());
+    for (int s = 0; s < n; ++s) {
+      if (s > 0) {
+        EXPECT_EQ(shards[s].first_doc, shards[s - 1].last_doc);
+      }
+      EXPECT_EQ(shards[s].first_doc % kShardAlignment, 0);
+      EXPECT_EQ(shards[s].first_token, corpus.doc_offsets[shards[s].first_doc]);
+      EXPECT_EQ(shards[s].last_token, corpus.doc_offsets[shards[s].last_doc]);
+      // Every boundary is the aligned start nearest its share, so no shard is off by more than one block per end.
+      const double share = static_cast<double>(corpus.num_tokens()) / n;
+      EXPECT_LE(std::abs(static_cast<double>(shards[s].tokens()) - share), 2.0 * static_cast<double>(longest_block));
+    }
+  }
+  // More shards than aligned blocks: the extra shards are empty, the rest still cover everything.
+  const std::vector<Shard> many = bfly::lda::shard_by_tokens(corpus, 20);
+  std::int64_t tokens = 0;
+  for (const Shard& shard : many) tokens += shard.tokens();
+  EXPECT_EQ(tokens, corpus.num_tokens());
+  EXPECT_THROW(bfly::lda::shard_by_tokens(corpus, 0), bfly::Error);
+}
+
+TEST(Sharding, ShardCorpusKeepsTheWholeCorpusIndices) {
+  const Corpus corpus = sorted_corpus(3000, 30);
+  const Shard shard = bfly::lda::shard_by_tokens(corpus, 2)[1];
+  const Corpus part = bfly::lda::shard_corpus(corpus, shard);
+  part.check();
+  EXPECT_EQ(part.first_token, shard.first_token);
+  EXPECT_EQ(part.first_doc, shard.first_doc);
+  EXPECT_EQ(part.num_tokens(), shard.tokens());
+  EXPECT_EQ(part.vocab_size(), corpus.vocab_size());
+  for (std::int64_t m = 0; m < part.num_docs(); ++m) EXPECT_EQ(part.doc_length(m), corpus.doc_length(shard.first_doc + m));
+  for (std::int64_t i = 0; i < part.num_tokens(); ++i) ASSERT_EQ(part.words[i], corpus.words[shard.first_token + i]);
+}
+
+template <typename T>
+void check_sharded_equals_single(Estimate estimate, int ranks) {
+  SCOPED_TRACE(::testing::Message() << ranks << " ranks, estimate " << bfly::lda::name_of(estimate));
+  const Corpus corpus = sorted_corpus(5000, 60);  // 5 aligned blocks: every rank gets documents
+  bfly::lda::TrainerOptions options;
+  options.topics = 12;
+  options.estimate = estimate;
+  options.seed = std::random_device{}();
+  options.threads = 2;
+  Trainer<T> single(corpus, options, std::make_unique<bfly::lda::CpuZStep<T>>(2));
+  Trainer<T> parallel(corpus, options, sharded<T>(ranks));
+  const auto& engine = static_cast<const DataParallelEngine<T>&>(parallel.engine());
+  for (const Shard& shard : engine.shards()) ASSERT_GT(shard.tokens(), 0);
+  expect_same_state(single, parallel);  // the initial state
+  for (int t = 0; t < 3; ++t) {
+    single.step();
+    parallel.step();
+  }
+  expect_same_state(single, parallel);
+}
+
+TEST(Sharding, F32MeanOnTwoAndThreeRanksEqualsOne) {
+  check_sharded_equals_single<float>(Estimate::mean, 2);
+  check_sharded_equals_single<float>(Estimate::mean, 3);
+}
+TEST(Sharding, F32DrawOnThreeRanksEqualsOne) { check_sharded_equals_single<float>(Estimate::draw, 3); }
+TEST(Sharding, F64DrawOnTwoRanksEqualsOne) { check_sharded_equals_single<double>(Estimate::draw, 2); }
+
+TEST(Sharding, ResumesOnADifferentNumberOfRanks) {
+  const Corpus corpus = sorted_corpus(5000, 60);
+  bfly::lda::TrainerOptions options;
+  options.topics = 10;
+  options.estimate = Estimate::draw;
+  options.seed = std::random_device{}();
+  const std::string checkpoint = (bfly::lda::test::scratch_dir() / "checkpoint.bin").string();
+  Trainer<float> single(corpus, options, std::make_unique<bfly::lda::CpuZStep<float>>(2));
+  for (int t = 0; t < 4; ++t) single.step();
+  {
+    Trainer<float> three(corpus, options, sharded<float>(3));
+    three.step();
+    three.step();
+    three.save_checkpoint(checkpoint);
+  }
+  Trainer<float> two = Trainer<float>::resume(corpus, checkpoint, 2, sharded<float>(2));
+  EXPECT_EQ(two.iteration(), 2u);
+  two.step();
+  two.step();
+  expect_same_state(single, two);
+  // And back to one engine from a checkpoint written by two ranks.
+  two.save_checkpoint(checkpoint);
+  Trainer<float> one = Trainer<float>::resume(corpus, checkpoint, 2, std::make_unique<bfly::lda::CpuZStep<float>>(2));
+  single.step();
+  one.step();
+  expect_same_state(single, one);
+}
+
+}  // namespace
