@@ -2,6 +2,7 @@
 #include "bfly/lda/run.hpp"
 
 #include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/multi_gpu.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/output_file.hpp"
 
@@ -30,6 +31,16 @@ namespace {
 // (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
 template <typename T>
 std::unique_ptr<IterationEngine<T>> choose_engine(const RunSettings& s, const Corpus& corpus) {
+  if (s.gpus > 0) {  // --gpus N: one rank per GPU; the error says what is missing (driver, devices, NCCL)
+    std::unique_ptr<DataParallelEngine<T>> engine = multi_gpu_engine<T>(s.gpus, s.gpu);
+    for (std::size_t r = 0; r < engine->shards().size(); ++r) {
+      const Shard& shard = engine->shards()[r];
+      std::printf("rank %zu (GPU %zu): documents %lld .. %lld, %lld tokens\n", r, r,
+                  static_cast<long long>(shard.first_doc), static_cast<long long>(shard.last_doc - 1),
+                  static_cast<long long>(shard.tokens()));
+    }
+    return engine;
+  }
   std::string why_not_gpu;
   if (s.device == Device::gpu || (s.device == Device::automatic && gpu_available(&why_not_gpu)))
     return gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)

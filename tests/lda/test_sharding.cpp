@@ -9,8 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
+
+#include <sys/wait.h>
 
 namespace {
 
@@ -153,6 +157,33 @@ TEST(Sharding, ResumesOnADifferentNumberOfRanks) {
   single.step();
   one.step();
   expect_same_state(single, one);
+}
+
+}  // namespace
+
+namespace {
+
+// bfly-lda's exit status and output (stdout and stderr) for `arguments`, with `environment` ("NAME=value ...").
+std::pair<int, std::string> run_lda(const std::string& environment, const std::string& arguments) {
+  const std::string log = (bfly::lda::test::scratch_dir("-run") / "run.log").string();
+  const std::string command =
+      environment + " '" + std::string(BFLY_LDA_EXE) + "' " + arguments + " > '" + log + "' 2>&1";
+  const int raw = std::system(command.c_str());
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, bfly::lda::test::read_file(log)};
+}
+
+TEST(MultiGpuCli, WithoutNcclTheRunSaysWhatIsMissing) {
+  const auto dir = bfly::lda::test::scratch_dir();
+  const std::string text = bfly::lda::test::write_file(dir / "text.txt", "apple banana cherry apple\nbanana cherry\n");
+  // NCCL is opened only when --gpus asks for it, and before anything else: the message names the library.
+  const auto [status, output] =
+      run_lda("BFLY_NCCL_LIBRARY=/nonexistent/libnccl.so.2", "--text '" + text + "' --min-count 1 --gpus 2");
+  EXPECT_EQ(status, 1) << output;
+  EXPECT_NE(output.find("--gpus needs NCCL, and /nonexistent/libnccl.so.2 could not be opened"), std::string::npos)
+      << output;
+  const auto [bad_status, bad_output] = run_lda("", "--text '" + text + "' --min-count 1 --gpus 2 --device cpu");
+  EXPECT_EQ(bad_status, 2) << bad_output;
+  EXPECT_NE(bad_output.find("--gpus trains on GPUs; it contradicts --device cpu"), std::string::npos) << bad_output;
 }
 
 }  // namespace

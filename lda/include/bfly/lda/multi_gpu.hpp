@@ -1,0 +1,70 @@
+// Data-parallel training on several GPUs (data_parallel.hpp): a rank per GPU, its shard's z-step, counts and
+// estimates through the same kernels as the one-GPU engine, and the counts summed by NCCL.
+//
+// NCCL is opened at run time with dlopen (like libcuda, jit/src/driver.cpp): binaries start without libnccl and
+// say what is missing only when NCCL is asked for. The library is BFLY_NCCL_LIBRARY when set, else libnccl.so.2
+// on the loader's path (the NCCL package, or the nvidia-nccl wheel's nvidia/nccl/lib). Before NCCL starts, the
+// process sets NCCL_NVLS_ENABLE=0 unless the user set it: NVLink multicast (NVLS) stays off on shared machines.
+#pragma once
+
+#include "bfly/lda/data_parallel.hpp"
+#include "bfly/lda/gpu_engine.hpp"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bfly::lda {
+
+// The number of CUDA devices (0 without a driver or device).
+int gpu_count();
+
+// NCCL's version as "2.27.3", loading the library; throws bfly::Error saying what is missing when it cannot.
+std::string nccl_version();
+
+// The identifier every rank of a run needs to join it (ncclUniqueId: 128 opaque bytes). Rank 0 makes it
+// (make_nccl_id) and the launcher hands it to the others, e.g. through a file on a shared filesystem or a TCP
+// store (docs/MULTI_GPU.md).
+using NcclId = std::array<char, 128>;
+NcclId make_nccl_id();
+
+// CountExchange through NCCL: ncclAllReduce (ncclInt32, ncclSum) for the counts, ncclAllGather (ncclFloat64) for
+// the small host values (through device scratch), one NCCL group per call over the local ranks.
+class NcclExchange final : public CountExchange {
+ public:
+  // A single-process run over `devices` (CUDA ordinals): local ranks 0 .. devices.size() - 1 (ncclCommInitAll).
+  explicit NcclExchange(const std::vector<int>& devices);
+  // One rank of a multi-process run (ncclCommInitRank): `rank` of `world_size`, on CUDA device `device`, joining
+  // the run of `id`. Blocks until every rank has joined.
+  NcclExchange(int world_size, int rank, int device, const NcclId& id);
+  ~NcclExchange() override;
+  NcclExchange(const NcclExchange&) = delete;
+  NcclExchange& operator=(const NcclExchange&) = delete;
+
+  std::string name() const override;
+  int world_size() const override { return world_size_; }
+  const std::vector<int>& local_ranks() const override { return local_ranks_; }
+  bool device_memory() const override { return true; }
+  void sum(std::span<std::int32_t* const> arrays, std::size_t count) override;
+  void gather(std::span<const double* const> send, std::size_t count, std::span<double> all) override;
+
+  const std::vector<int>& devices() const { return devices_; }  // the CUDA device of each local rank
+
+ private:
+  struct State;
+  int world_size_ = 0;
+  std::vector<int> local_ranks_, devices_;
+  std::unique_ptr<State> state_;
+};
+
+// A rank on CUDA device `device`: the one-GPU engine's kernels (LdaZStep, LdaIteration) on its shard.
+template <typename T>
+std::unique_ptr<ShardEngine<T>> gpu_shard_engine(int device, const GpuEngineOptions& options = {});
+
+// bfly-lda --gpus N: a DataParallelEngine over devices 0 .. N-1 of this process, counts summed by NCCL. Throws
+// bfly::Error naming what is missing (driver, devices, NCCL).
+template <typename T>
+std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngineOptions& options = {});
+
+}  // namespace bfly::lda
