@@ -32,7 +32,8 @@ rt::DeviceBuffer allocate(std::size_t bytes) { return rt::DeviceBuffer(std::max<
 template <typename T>
 class GpuShardEngine final : public ShardEngine<T> {
  public:
-  GpuShardEngine(int device, const GpuEngineOptions& options) : device_(device), gpu_options_(options) {
+  GpuShardEngine(int device, const GpuEngineOptions& options, DeviceWordsFill fill)
+      : device_(device), gpu_options_(options), fill_(std::move(fill)) {
     make_current();
   }
   ~GpuShardEngine() override { make_current(); }  // the members free their memory in this device's context
@@ -59,15 +60,16 @@ class GpuShardEngine final : public ShardEngine<T> {
     // The kernels take a token's index, which is also the counter of its draw, from doc_offsets: the device keeps
     // the whole corpus' offsets of the shard's documents, and words() and z() point first_token elements before
     // the shard's arrays, so that whole-corpus index i reads the shard's element i - first_token.
-    std::vector<long long> offsets(D + 1);
-    for (std::size_t m = 0; m <= D; ++m) offsets[m] = shard.first_token + shard.doc_offsets[m];
+    std::vector<long long> whole_offsets(D + 1);
+    for (std::size_t m = 0; m <= D; ++m) whole_offsets[m] = shard.first_token + shard.doc_offsets[m];
     offsets_ = allocate((D + 1) * sizeof(long long));
     words_ = allocate(tokens * sizeof(int));
     z_ = allocate(tokens * sizeof(int));
     theta_ = allocate(D * K * sizeof(T));
     phi_ = allocate(V * K * sizeof(T));
-    upload(offsets_.get(), offsets.data(), offsets.size());
-    upload(words_.get(), shard.words.data(), tokens);
+    upload(offsets_.get(), whole_offsets.data(), whole_offsets.size());
+    if (fill_) fill_(shard, offsets(), words());
+    else upload(words_.get(), shard.words.data(), tokens);
     iteration_.emplace(rt::LdaShape{shard.num_docs(), shard.vocab_size(), shard.num_tokens(), K, shard.first_doc},
                        type);
   }
@@ -154,13 +156,14 @@ class GpuShardEngine final : public ShardEngine<T> {
   CUdeviceptr token_base(const rt::DeviceBuffer& buffer) const {
     return buffer.get() - static_cast<CUdeviceptr>(shard_->first_token) * sizeof(int);
   }
-  const int* words() const { return reinterpret_cast<const int*>(token_base(words_)); }
+  int* words() const { return reinterpret_cast<int*>(token_base(words_)); }
   int* z_data() const { return reinterpret_cast<int*>(token_base(z_)); }
   T* theta_data() const { return reinterpret_cast<T*>(theta_.get()); }
   T* phi_data() const { return reinterpret_cast<T*>(phi_.get()); }
 
   int device_;
   GpuEngineOptions gpu_options_;
+  DeviceWordsFill fill_;
   const Corpus* shard_ = nullptr;
   TrainerOptions options_;
   std::string name_;
@@ -173,12 +176,13 @@ class GpuShardEngine final : public ShardEngine<T> {
 }  // namespace
 
 template <typename T>
-std::unique_ptr<ShardEngine<T>> gpu_shard_engine(int device, const GpuEngineOptions& options) {
-  return std::make_unique<GpuShardEngine<T>>(device, options);
+std::unique_ptr<ShardEngine<T>> gpu_shard_engine(int device, const GpuEngineOptions& options, DeviceWordsFill fill) {
+  return std::make_unique<GpuShardEngine<T>>(device, options, std::move(fill));
 }
 
 template <typename T>
-std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngineOptions& options) {
+std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngineOptions& options,
+                                                        DeviceWordsFill fill) {
   if (gpus < 1) throw Error(fmt::format("--gpus must be >= 1, got {}", gpus));
   nccl_version();  // loads NCCL first: its absence is reported before anything else starts
   std::string why;
@@ -191,13 +195,15 @@ std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngin
   for (int d = 0; d < gpus; ++d) devices.push_back(d);
   auto exchange = std::make_shared<NcclExchange>(devices);
   std::vector<std::unique_ptr<ShardEngine<T>>> local;
-  for (const int device : devices) local.push_back(gpu_shard_engine<T>(device, options));
+  for (const int device : devices) local.push_back(gpu_shard_engine<T>(device, options, fill));
   return std::make_unique<DataParallelEngine<T>>(std::move(exchange), std::move(local), /*concurrent=*/true);
 }
 
-template std::unique_ptr<ShardEngine<float>> gpu_shard_engine<float>(int, const GpuEngineOptions&);
-template std::unique_ptr<ShardEngine<double>> gpu_shard_engine<double>(int, const GpuEngineOptions&);
-template std::unique_ptr<DataParallelEngine<float>> multi_gpu_engine<float>(int, const GpuEngineOptions&);
-template std::unique_ptr<DataParallelEngine<double>> multi_gpu_engine<double>(int, const GpuEngineOptions&);
+template std::unique_ptr<ShardEngine<float>> gpu_shard_engine<float>(int, const GpuEngineOptions&, DeviceWordsFill);
+template std::unique_ptr<ShardEngine<double>> gpu_shard_engine<double>(int, const GpuEngineOptions&, DeviceWordsFill);
+template std::unique_ptr<DataParallelEngine<float>> multi_gpu_engine<float>(int, const GpuEngineOptions&,
+                                                                            DeviceWordsFill);
+template std::unique_ptr<DataParallelEngine<double>> multi_gpu_engine<double>(int, const GpuEngineOptions&,
+                                                                              DeviceWordsFill);
 
 }  // namespace bfly::lda

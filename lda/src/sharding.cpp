@@ -55,7 +55,8 @@ Corpus shard_corpus(const Corpus& corpus, const Shard& shard) {
   for (std::int64_t m = 0; m <= shard.docs(); ++m)
     part.doc_offsets[static_cast<std::size_t>(m)] = corpus.doc_offsets[static_cast<std::size_t>(shard.first_doc + m)] -
                                                     shard.first_token;
-  part.words.assign(corpus.words.begin() + shard.first_token, corpus.words.begin() + shard.last_token);
+  if (!corpus.words.empty())  // a corpus whose words live on the devices has none here (multi_gpu.hpp)
+    part.words.assign(corpus.words.begin() + shard.first_token, corpus.words.begin() + shard.last_token);
   if (!corpus.doc_ids.empty())
     part.doc_ids.assign(corpus.doc_ids.begin() + shard.first_doc, corpus.doc_ids.begin() + shard.last_doc);
   part.input_documents = shard.docs();

@@ -11,6 +11,7 @@
 #include "bfly/lda/gpu_engine.hpp"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,13 +59,22 @@ class NcclExchange final : public CountExchange {
   std::unique_ptr<State> state_;
 };
 
-// A rank on CUDA device `device`: the one-GPU engine's kernels (LdaZStep, LdaIteration) on its shard.
+// Writes the word ids of a shard's tokens on its device, for corpora too large to pass through the host (the
+// multi-GPU bench generates a billion tokens this way). Called by bind() in the shard's device context with the
+// shard, its device offsets (whole-corpus token indices, shard.num_docs() + 1 of them) and `words` such that
+// words[t] is the slot of whole-corpus token t; the shard's host words are then not read (they may be empty).
+using DeviceWordsFill = std::function<void(const Corpus& shard, const long long* doc_offsets, int* words)>;
+
+// A rank on CUDA device `device`: the one-GPU engine's kernels (LdaZStep, LdaIteration) on its shard. With
+// `fill`, the words are made on the device instead of copied from the shard's host words.
 template <typename T>
-std::unique_ptr<ShardEngine<T>> gpu_shard_engine(int device, const GpuEngineOptions& options = {});
+std::unique_ptr<ShardEngine<T>> gpu_shard_engine(int device, const GpuEngineOptions& options = {},
+                                                 DeviceWordsFill fill = {});
 
 // bfly-lda --gpus N: a DataParallelEngine over devices 0 .. N-1 of this process, counts summed by NCCL. Throws
-// bfly::Error naming what is missing (driver, devices, NCCL).
+// bfly::Error naming what is missing (NCCL, driver, devices).
 template <typename T>
-std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngineOptions& options = {});
+std::unique_ptr<DataParallelEngine<T>> multi_gpu_engine(int gpus, const GpuEngineOptions& options = {},
+                                                        DeviceWordsFill fill = {});
 
 }  // namespace bfly::lda

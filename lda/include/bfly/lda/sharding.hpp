@@ -37,7 +37,8 @@ static_assert(kShardAlignment % 32 == 0, "a shard must start on a lane-group bou
 std::vector<Shard> shard_by_tokens(const Corpus& corpus, int shards);
 
 // The documents of `shard` as a corpus of their own (offsets from 0, the whole vocabulary, first_token and
-// first_doc set), for a rank's engine.
+// first_doc set), for a rank's engine. A corpus without host words (made on the devices: multi_gpu.hpp) gives
+// shards without them.
 Corpus shard_corpus(const Corpus& corpus, const Shard& shard);
 
 // How the ranks of a data-parallel run add up their counts and share small values. A process drives one or more
