@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Data-parallel bfly-lda on the GPU machine, from the repository root (carry "build-deps": bench/prepare_device_deps.sh
-# for fmt, and optionally build-deps/bin/bfly_gpu_tests built on the build machine):
+# for fmt, and optionally, built on the build machine, build-deps/bin/bfly_gpu_tests and
+# build-deps/bin/lda-multi-gpu-bench, which is then not built there):
 #   bash bench/lda/run_multi_gpu_on_device.sh            # 1 GPU, then 2 GPUs when the machine has them
 #   GPUS="1" bash bench/lda/run_multi_gpu_on_device.sh   # only the given counts
 # Steps, logged to $OUT/<device>-<date>-lda-multi-gpu.log:
-#   1. configure bfly with the bench into build-device/ and build lda-multi-gpu-bench (all cores);
+#   1. unless build-deps/bin/lda-multi-gpu-bench exists, configure bfly with the bench into build-device/ and build
+#      lda-multi-gpu-bench (all cores);
 #   2. find NCCL (BFLY_NCCL_LIBRARY, else libnccl.so.2 on the loader path, else pip's nvidia-nccl wheel);
 #   3. if build-deps/bin/bfly_gpu_tests exists, its MultiGpu tests (N ranks equal one GPU bit for bit);
 #   4. lda-multi-gpu-bench on a synthetic corpus made on the GPUs (TOKENS, default 1e9; K = 1024; mean document
 #      length 1000; V = 100000; 1 warm-up + ITERATIONS timed iterations, default 5) for each count in GPUS.
 # Outputs in $OUT (default bench/results): <device>-<date>-lda-multi-gpu.csv (one row per timed iteration: time
 # split into z-step, counts, all-reduce, estimates) and the log, which ends with the speed-up of N GPUs over 1.
-# About 2-4 minutes on an H100 (most of it the build); the bench needs ~17 GB per GPU for 1e9 tokens on one GPU.
+# About 1 minute on an H100 with the binaries carried (plus 2-3 minutes to build them there otherwise); the bench
+# needs ~17 GB of GPU memory for 1e9 tokens on one GPU.
 set -uo pipefail
 root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench/lda" ]] || { echo "run from the repository root" >&2; exit 2; }
@@ -30,15 +33,21 @@ local devices
 devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
 echo "GPUs: $devices; NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-unset (bfly sets 0)}"
 
-step "configure"
-local cmake_args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBFLY_BUILD_BENCH=ON -DBFLY_BUILD_TESTS=OFF)
-command -v ninja >/dev/null && cmake_args+=(-G Ninja)
-[[ -f "$root/build-deps/fmt/lib/cmake/fmt/fmt-config.cmake" ]] && cmake_args+=("-Dfmt_DIR=$root/build-deps/fmt/lib/cmake/fmt")
-cmake "${cmake_args[@]}" > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; echo "configure failed"; return 3; }
-
-step "build lda-multi-gpu-bench ($jobs jobs)"
-cmake --build "$build" --target lda-multi-gpu-bench -j "$jobs" 2>&1 | grep -E "error|FAILED"
-[[ -x "$build/bench/lda/lda-multi-gpu-bench" ]] || { echo "build failed"; return 4; }
+bench=$root/build-deps/bin/lda-multi-gpu-bench
+if [[ -x "$bench" ]]; then
+  echo "using $bench (built on the build machine)"
+else
+  step "configure"
+  local cmake_args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBFLY_BUILD_BENCH=ON -DBFLY_BUILD_TESTS=OFF)
+  command -v ninja >/dev/null && cmake_args+=(-G Ninja)
+  [[ -f "$root/build-deps/fmt/lib/cmake/fmt/fmt-config.cmake" ]] && cmake_args+=("-Dfmt_DIR=$root/build-deps/fmt/lib/cmake/fmt")
+  cmake "${cmake_args[@]}" > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; echo "configure failed"; return 3; }
+  step "build lda-multi-gpu-bench ($jobs jobs)"
+  cmake --build "$build" --target lda-multi-gpu-bench -j "$jobs" 2>&1 | grep -E "error|FAILED"
+  bench=$build/bench/lda/lda-multi-gpu-bench
+  [[ -x "$bench" ]] || { echo "build failed"; return 4; }
+fi
+mkdir -p "$build"
 export BFLY_CACHE_DIR=$build/bfly-cache
 
 step "NCCL"
@@ -64,7 +73,7 @@ if [[ -z "$counts" ]]; then
 fi
 for n in $counts; do
   step "lda-multi-gpu-bench --gpus $n"
-  "$build/bench/lda/lda-multi-gpu-bench" --gpus "$n" --tokens "${TOKENS:-1e9}" --topics 1024 --doc-length 1000 \
+  "$bench" --gpus "$n" --tokens "${TOKENS:-1e9}" --topics 1024 --doc-length 1000 \
     --vocab 100000 --iterations "${ITERATIONS:-5}" --warmup 1 --csv "$csv" || { echo "bench failed (--gpus $n)"; status=8; }
 done
 

@@ -9,6 +9,10 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#if __has_include(<nccl.h>)
+#include <nccl.h>  // only to check the declarations below against the toolkit's header, where it has one
+#endif
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,6 +63,11 @@ constexpr ncclDataType_t ncclInt32 = 2, ncclFloat64 = 8;
 using ncclRedOp_t = int;
 constexpr ncclRedOp_t ncclSum = 0;
 using cudaStream_t = CUstream_st*;
+
+#if __has_include(<nccl.h>)
+static_assert(::ncclSuccess == ncclSuccess && ::ncclInt32 == ncclInt32 && ::ncclFloat64 == ncclFloat64 &&
+              ::ncclSum == ncclSum && sizeof(::ncclUniqueId) == sizeof(ncclUniqueId));
+#endif
 
 struct Nccl {
   ncclResult_t (*GetVersion)(int*);

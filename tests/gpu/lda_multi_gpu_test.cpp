@@ -124,7 +124,7 @@ TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32Mean) {
   check_ranks_on_one_gpu<float>(64, Estimate::mean, 40);
   check_ranks_on_one_gpu<float>(1024, Estimate::mean, 300);
 }
-TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32DrawLanePerDocument) {
+TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32DrawW32) {
   BFLY_REQUIRE_GPU();
   check_ranks_on_one_gpu<float>(64, Estimate::draw, 40, {.W = 32, .variant = ""});
 }
