@@ -20,14 +20,19 @@ std::vector<Shard> shard_by_tokens(const Corpus& corpus, int shards) {
   for (int s = 1; s < shards; ++s) {
     // Integer target (no rounding differences between machines): tokens * s / shards.
     const std::int64_t target = static_cast<std::int64_t>(static_cast<__int128>(tokens) * s / shards);
-    // The first aligned start whose token is >= target, or the one before it if that is nearer.
-    std::int64_t lo = starts.back(), hi = aligned;
+    // Every shard gets at least one block while there are enough: shard s starts after shard s - 1 and leaves a
+    // block to itself and to each later shard. With fewer blocks than shards, each takes the next block until
+    // none is left, and the rest are empty.
+    const std::int64_t lowest = std::min(starts.back() + 1, aligned);
+    const std::int64_t highest = aligned >= shards ? aligned - (shards - s) : aligned;
+    // The first start in [lowest, highest] whose token is >= target, or the one before it if that is nearer.
+    std::int64_t lo = lowest, hi = highest;
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
       if (start_token(mid) < target) lo = mid + 1;
       else hi = mid;
     }
-    if (lo > starts.back() && target - start_token(lo - 1) < start_token(lo) - target) --lo;
+    if (lo > lowest && target - start_token(lo - 1) < start_token(lo) - target) --lo;
     starts.push_back(lo);
   }
   std::vector<Shard> result;

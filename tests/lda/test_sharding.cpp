@@ -32,12 +32,13 @@ Corpus sorted_corpus(std::int64_t docs, int vocab) {
   return bfly::lda::sort_by_length(bfly::lda::test::random_corpus(docs, vocab, 40, seed));
 }
 
+// `ranks` CPU ranks; one after another, or (`concurrent`) on a thread each, as GPU ranks run.
 template <typename T>
-std::unique_ptr<bfly::lda::IterationEngine<T>> sharded(int ranks) {
+std::unique_ptr<bfly::lda::IterationEngine<T>> sharded(int ranks, bool concurrent = false) {
   std::vector<std::unique_ptr<bfly::lda::ShardEngine<T>>> local;
   for (int r = 0; r < ranks; ++r) local.push_back(bfly::lda::cpu_shard_engine<T>(1 + r % 2));
   return std::make_unique<DataParallelEngine<T>>(std::make_shared<bfly::lda::InProcessExchange>(ranks),
-                                                 std::move(local), false);
+                                                 std::move(local), concurrent);
 }
 
 template <typename V>
@@ -64,7 +65,8 @@ TEST(Sharding, ShardsCoverTheCorpusAlignedAndBalancedByTokens) {
   for (std::int64_t m = 0; m < corpus.num_docs(); m += kShardAlignment)
     longest_block = std::max(longest_block, corpus.doc_offsets[std::min(corpus.num_docs(), m + kShardAlignment)] -
                                                 corpus.doc_offsets[m]);
-  for (const int n : {1, 2, 3, 5, 8}) {
+  const std::int64_t blocks = (corpus.num_docs() + kShardAlignment - 1) / kShardAlignment;  // 9
+  for (const int n : {1, 2, 3, 5, 8, 9}) {
     SCOPED_TRACE(::testing::Message() << n << " shards");
     const std::vector<Shard> shards = bfly::lda::shard_by_tokens(corpus, n);
     ASSERT_EQ(shards.size(), static_cast<std::size_t>(n));
@@ -77,16 +79,23 @@ TEST(Sharding, ShardsCoverTheCorpusAlignedAndBalancedByTokens) {
       EXPECT_EQ(shards[s].first_doc % kShardAlignment, 0);
       EXPECT_EQ(shards[s].first_token, corpus.doc_offsets[shards[s].first_doc]);
       EXPECT_EQ(shards[s].last_token, corpus.doc_offsets[shards[s].last_doc]);
-      // Every boundary is the aligned start nearest its share, so no shard is off by more than one block per end.
+      EXPECT_GT(shards[s].docs(), 0);  // n <= blocks: every shard has documents
+      // With blocks to spare, every boundary is the aligned start nearest its share: no shard is off by more than
+      // one block at each end.
       const double share = static_cast<double>(corpus.num_tokens()) / n;
-      EXPECT_LE(std::abs(static_cast<double>(shards[s].tokens()) - share), 2.0 * static_cast<double>(longest_block));
+      if (2 * n <= blocks)
+        EXPECT_LE(std::abs(static_cast<double>(shards[s].tokens()) - share), 2.0 * static_cast<double>(longest_block));
     }
   }
-  // More shards than aligned blocks: the extra shards are empty, the rest still cover everything.
+  // More shards than blocks: one block each, the extra shards empty, all documents covered.
   const std::vector<Shard> many = bfly::lda::shard_by_tokens(corpus, 20);
-  std::int64_t tokens = 0;
-  for (const Shard& shard : many) tokens += shard.tokens();
+  std::int64_t tokens = 0, empty = 0;
+  for (const Shard& shard : many) {
+    tokens += shard.tokens();
+    empty += shard.docs() == 0 ? 1 : 0;
+  }
   EXPECT_EQ(tokens, corpus.num_tokens());
+  EXPECT_EQ(empty, 20 - blocks);
   EXPECT_THROW(bfly::lda::shard_by_tokens(corpus, 0), bfly::Error);
 }
 
@@ -104,8 +113,9 @@ TEST(Sharding, ShardCorpusKeepsTheWholeCorpusIndices) {
 }
 
 template <typename T>
-void check_sharded_equals_single(Estimate estimate, int ranks) {
-  SCOPED_TRACE(::testing::Message() << ranks << " ranks, estimate " << bfly::lda::name_of(estimate));
+void check_sharded_equals_single(Estimate estimate, int ranks, bool concurrent = false) {
+  SCOPED_TRACE(::testing::Message() << ranks << " ranks, estimate " << bfly::lda::name_of(estimate)
+                                    << (concurrent ? ", a thread per rank" : ""));
   const Corpus corpus = sorted_corpus(5000, 60);  // 5 aligned blocks: every rank gets documents
   bfly::lda::TrainerOptions options;
   options.topics = 12;
@@ -113,7 +123,7 @@ void check_sharded_equals_single(Estimate estimate, int ranks) {
   options.seed = std::random_device{}();
   options.threads = 2;
   Trainer<T> single(corpus, options, std::make_unique<bfly::lda::CpuZStep<T>>(2));
-  Trainer<T> parallel(corpus, options, sharded<T>(ranks));
+  Trainer<T> parallel(corpus, options, sharded<T>(ranks, concurrent));
   const auto& engine = static_cast<const DataParallelEngine<T>&>(parallel.engine());
   for (const Shard& shard : engine.shards()) ASSERT_GT(shard.tokens(), 0);
   expect_same_state(single, parallel);  // the initial state
@@ -130,6 +140,7 @@ TEST(Sharding, F32MeanOnTwoAndThreeRanksEqualsOne) {
 }
 TEST(Sharding, F32DrawOnThreeRanksEqualsOne) { check_sharded_equals_single<float>(Estimate::draw, 3); }
 TEST(Sharding, F64DrawOnTwoRanksEqualsOne) { check_sharded_equals_single<double>(Estimate::draw, 2); }
+TEST(Sharding, RanksOnThreadsEqualOne) { check_sharded_equals_single<float>(Estimate::draw, 4, true); }
 
 TEST(Sharding, ResumesOnADifferentNumberOfRanks) {
   const Corpus corpus = sorted_corpus(5000, 60);

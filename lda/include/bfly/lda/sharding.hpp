@@ -32,8 +32,9 @@ inline constexpr std::int64_t kShardAlignment = kLogLikelihoodChunk;
 static_assert(kShardAlignment % 32 == 0, "a shard must start on a lane-group boundary of every W (4 .. 32)");
 
 // `shards` contiguous shards covering the corpus, balanced by tokens: shard s starts at the aligned document whose
-// first token is nearest to s * tokens / shards. Shards may be empty when the corpus has fewer than
-// shards * kShardAlignment documents. Throws bfly::Error when `shards` < 1.
+// first token is nearest to s * tokens / shards, among the starts that leave every shard at least one block of
+// kShardAlignment documents. With fewer blocks than shards, the first shards get one block each and the last ones
+// are empty. Throws bfly::Error when `shards` < 1.
 std::vector<Shard> shard_by_tokens(const Corpus& corpus, int shards);
 
 // The documents of `shard` as a corpus of their own (offsets from 0, the whole vocabulary, first_token and
