@@ -2,6 +2,7 @@
 // every result (z, counts, theta, phi, log-likelihood) must equal the single-engine run's bit for bit, also after
 // resuming a checkpoint on a different number of ranks. This is what makes N GPUs equal one.
 #include "bfly/lda/data_parallel.hpp"
+#include "bfly/lda/multi_gpu.hpp"
 #include "bfly/lda/sharding.hpp"
 #include "bfly/lda/trainer.hpp"
 
@@ -9,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <optional>
+#include <thread>
 #include <utility>
 
 #include <sys/wait.h>
@@ -195,6 +199,91 @@ TEST(MultiGpuCli, WithoutNcclTheRunSaysWhatIsMissing) {
   const auto [bad_status, bad_output] = run_lda("", "--text '" + text + "' --min-count 1 --gpus 2 --device cpu");
   EXPECT_EQ(bad_status, 2) << bad_output;
   EXPECT_NE(bad_output.find("--gpus trains on GPUs; it contradicts --device cpu"), std::string::npos) << bad_output;
+}
+
+}  // namespace
+
+// What a launch with one process per GPU needs before its NcclExchange (no GPU, no NCCL involved).
+namespace {
+
+// Sets environment variables for the life of the object and restores the earlier values.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(std::initializer_list<std::pair<const char*, const char*>> values) {
+    for (const auto& [name, value] : values) {
+      const char* old = std::getenv(name);
+      saved_.push_back({name, old != nullptr ? std::optional<std::string>(old) : std::nullopt});
+      if (value != nullptr) ::setenv(name, value, 1);
+      else ::unsetenv(name);
+    }
+  }
+  ~ScopedEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(Launch, RankFromTheLaunchersEnvironment) {
+  const ScopedEnvironment clean({{"RANK", nullptr}, {"WORLD_SIZE", nullptr}, {"LOCAL_RANK", nullptr},
+                                 {"OMPI_COMM_WORLD_RANK", nullptr}, {"OMPI_COMM_WORLD_SIZE", nullptr},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", nullptr}, {"SLURM_PROCID", nullptr},
+                                 {"SLURM_NTASKS", nullptr}, {"SLURM_LOCALID", nullptr}});
+  EXPECT_FALSE(bfly::lda::launch_rank_from_environment().has_value());
+  {
+    const ScopedEnvironment slurm({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}});
+    const auto launch = bfly::lda::launch_rank_from_environment();
+    ASSERT_TRUE(launch.has_value());
+    EXPECT_EQ(launch->rank, 5);
+    EXPECT_EQ(launch->world_size, 8);
+    EXPECT_EQ(launch->local_rank, 1);
+    // torchrun's variables win over the others.
+    const ScopedEnvironment torchrun({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "3"}});
+    EXPECT_EQ(bfly::lda::launch_rank_from_environment()->rank, 3);
+  }
+  {
+    const ScopedEnvironment bad({{"RANK", "4"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "0"}});
+    try {
+      bfly::lda::launch_rank_from_environment();
+      ADD_FAILURE() << "RANK = WORLD_SIZE accepted";
+    } catch (const bfly::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("RANK=\"4\" is not an integer in [0, 3]"), std::string::npos) << e.what();
+    }
+  }
+  {
+    const ScopedEnvironment missing({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}});
+    EXPECT_THROW(bfly::lda::launch_rank_from_environment(), bfly::Error);
+  }
+}
+
+TEST(Launch, NcclIdReachesEveryRankThroughAFile) {
+  const std::string path = (bfly::lda::test::scratch_dir() / "nccl-id").string();
+  bfly::lda::NcclId made{};
+  std::mt19937 rng(std::random_device{}());
+  for (char& c : made) c = static_cast<char>(rng());
+  std::vector<bfly::lda::NcclId> received(4);
+  {
+    std::vector<std::jthread> ranks;
+    for (int r = 3; r >= 0; --r)  // the waiting ranks start first
+      ranks.emplace_back([&, r] {
+        if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        received[r] = bfly::lda::share_nccl_id_through_file(path, r, [&] { return made; }, 10.0);
+      });
+  }
+  for (const bfly::lda::NcclId& id : received) EXPECT_EQ(id, made);
+  // A second run must not pick up this run's id.
+  EXPECT_THROW(bfly::lda::share_nccl_id_through_file(path, 0, [&] { return made; }), bfly::Error);
+  // A rank whose rank 0 never comes gives up and says so.
+  try {
+    bfly::lda::share_nccl_id_through_file(path + ".absent", 1, [&] { return made; }, 0.05);
+    ADD_FAILURE() << "no timeout";
+  } catch (const bfly::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("waited"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

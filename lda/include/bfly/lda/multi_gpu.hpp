@@ -13,6 +13,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,25 @@ std::string nccl_version();
 // store (docs/MULTI_GPU.md).
 using NcclId = std::array<char, 128>;
 NcclId make_nccl_id();
+
+// The place of this process in a launch with one process per GPU: `rank` of `world_size`, `local_rank` among the
+// ranks of its node (its CUDA device).
+struct LaunchRank {
+  int rank = 0, world_size = 1, local_rank = 0;
+};
+
+// The LaunchRank the launcher set in the environment: torchrun's RANK, WORLD_SIZE and LOCAL_RANK, else Open MPI's
+// OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE and OMPI_COMM_WORLD_LOCAL_RANK, else Slurm's SLURM_PROCID,
+// SLURM_NTASKS and SLURM_LOCALID; nullopt when none of them is set. Throws bfly::Error naming the variable when one
+// is missing or not an integer in range.
+std::optional<LaunchRank> launch_rank_from_environment();
+
+// Hands rank 0's NcclId to every rank through a file that all ranks see (a shared filesystem across nodes): rank 0
+// calls `make` (normally make_nccl_id) and publishes the id at `path` atomically (a temporary name, then rename);
+// the other ranks wait for the file, up to `timeout_seconds`. Every rank returns the same id. The path must be new
+// for each run (put the launcher's job id in it): rank 0 refuses to replace an earlier run's file.
+NcclId share_nccl_id_through_file(const std::string& path, int rank, const std::function<NcclId()>& make,
+                                  double timeout_seconds = 300);
 
 // CountExchange through NCCL: ncclAllReduce (ncclInt32, ncclSum) for the counts, ncclAllGather (ncclFloat64) for
 // the small host values (through device scratch), one NCCL group per call over the local ranks.
