@@ -257,8 +257,10 @@ void DataParallelEngine<T>::download(std::span<std::int32_t> z, std::span<T> the
   std::vector<Counts> shard_counts(local_.size());
   for_each_local([&](std::size_t i) {
     const Shard& shard = shards_[ranks[i]];
-    local_[i]->download(z.subspan(static_cast<std::size_t>(shard.first_token), static_cast<std::size_t>(shard.tokens())),
-                        theta.subspan(static_cast<std::size_t>(shard.first_doc) * K, static_cast<std::size_t>(shard.docs()) * K),
+    const auto first_token = static_cast<std::size_t>(shard.first_token);
+    const auto first_doc = static_cast<std::size_t>(shard.first_doc);
+    local_[i]->download(z.subspan(first_token, static_cast<std::size_t>(shard.tokens())),
+                        theta.subspan(first_doc * K, static_cast<std::size_t>(shard.docs()) * K),
                         i == 0 ? phi : std::span<T>(), shard_counts[i]);
   });
   for (std::size_t i = 0; i < local_.size(); ++i)

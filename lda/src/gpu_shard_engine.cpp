@@ -97,7 +97,8 @@ class GpuShardEngine final : public ShardEngine<T> {
   std::vector<double> estimate(std::uint32_t iteration) override {
     make_current();
     const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta};
-    const rt::LdaEstimate estimate = options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
+    const rt::LdaEstimate estimate =
+        options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
     iteration_->estimate(offsets(), priors, estimate, options_.seed, iteration, theta_data(), phi_data());
     rt::LdaLogLikelihoodPartials partials = iteration_->log_likelihood_partials();
     word_partials_ = std::move(partials.words);

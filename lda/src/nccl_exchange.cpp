@@ -38,7 +38,8 @@ void make_device_current(int ordinal) {
       CUdevice device = 0;
       rt::check(d.DeviceGet(&device, ordinal), fmt::format("cuDeviceGet({})", ordinal));
       CUcontext retained = nullptr;
-      rt::check(d.DevicePrimaryCtxRetain(&retained, device), fmt::format("cuDevicePrimaryCtxRetain(device {})", ordinal));
+      rt::check(d.DevicePrimaryCtxRetain(&retained, device),
+                fmt::format("cuDevicePrimaryCtxRetain(device {})", ordinal));
       it = contexts.emplace(ordinal, retained).first;
     }
     context = it->second;
@@ -189,8 +190,9 @@ NcclExchange::~NcclExchange() {
 }
 
 std::string NcclExchange::name() const {
+  const bool all_local = static_cast<int>(local_ranks_.size()) == world_size_;
   return fmt::format("nccl {} ({} rank{}{})", nccl_version(), world_size_, world_size_ == 1 ? "" : "s",
-                     static_cast<int>(local_ranks_.size()) == world_size_ ? "" : fmt::format(", this is rank {}", local_ranks_[0]));
+                     all_local ? std::string() : fmt::format(", this is rank {}", local_ranks_[0]));
 }
 
 void NcclExchange::sum(std::span<std::int32_t* const> arrays, std::size_t count) {

@@ -118,8 +118,8 @@ ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> the
           if (report.invalid_tokens++ == 0) report.first_invalid = corpus.first_token + i;
           continue;
         }
-        const T target =
-            scaled_uniform(token_uniform<T>(seed, static_cast<std::uint64_t>(corpus.first_token + i), iteration), total);
+        const auto token = static_cast<std::uint64_t>(corpus.first_token + i);  // its index in the whole corpus
+        const T target = scaled_uniform(token_uniform<T>(seed, token, iteration), total);
         // Algorithm 2: the smallest k with target < prefix[k] (prefix is non-decreasing, so upper_bound finds it).
         const auto k = std::upper_bound(prefix.begin(), prefix.end(), target) - prefix.begin();
         z[i] = static_cast<std::int32_t>(std::min<std::ptrdiff_t>(k, K - 1));

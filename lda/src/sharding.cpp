@@ -94,7 +94,8 @@ void InProcessExchange::gather(std::span<const double* const> send, std::size_t 
   if (send.size() != ranks_.size() || all.size() != ranks_.size() * count)
     throw Error(fmt::format("InProcessExchange::gather: {} arrays and room for {} values, for {} ranks of {}",
                             send.size(), all.size(), ranks_.size(), count));
-  for (std::size_t r = 0; r < send.size(); ++r) std::copy_n(send[r], count, all.begin() + static_cast<std::ptrdiff_t>(r * count));
+  for (std::size_t r = 0; r < send.size(); ++r)
+    std::copy_n(send[r], count, all.begin() + static_cast<std::ptrdiff_t>(r * count));
 }
 
 }  // namespace bfly::lda

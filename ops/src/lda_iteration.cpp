@@ -171,8 +171,8 @@ void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets,
     s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {prior, terms, table});
   // theta and the documents' terms.
   s.theta(type_, rows_shape(s.theta_grid, kRowThreads), stream,
-          {doc_offsets, D, shape_.first_doc, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed, iteration, theta,
-           theta_partials});
+          {doc_offsets, D, shape_.first_doc, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed,
+           iteration, theta, theta_partials});
   // phi and the words' terms.
   if (estimate == LdaEstimate::mean) {
     s.phi_mean(type_, rows_shape(s.phi_grid, kRowThreads), stream,

@@ -105,8 +105,8 @@ const IterationKernel kIterationKernels[] = {
     {{"bfly_lda_finish_ll", "the log-likelihood from its partials", "partial", kIterationFile, kFinishLlArgs},
      "bfly::lda::finish_log_likelihood(partials, count, n_k, K, V, beta, result)"},
     {{"bfly_lda_theta", "theta and the documents' log-likelihood terms", "document", kIterationFile, kThetaArgs},
-     "bfly::lda::estimate_theta<{T}>(doc_offsets, D, first_doc, K, n_dk, alpha, alpha_terms, terms, draw, seed, iteration, "
-     "theta, ll_partials)",
+     "bfly::lda::estimate_theta<{T}>(doc_offsets, D, first_doc, K, n_dk, alpha, alpha_terms, terms, draw, seed, "
+     "iteration, theta, ll_partials)",
      true},
     {{"bfly_lda_phi_mean", "phi as posterior means and the words' log-likelihood terms", "word", kIterationFile,
       kPhiMeanArgs},

@@ -138,9 +138,9 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 
 // theta from n_dk, one warp per document (grid-stride), and the documents' log-likelihood terms: block b writes
 // its partial sum to ll_partials[b]. Document m is document first_doc + m of the whole corpus (a shard of a
-// data-parallel run): its gamma draws use that index, so a shard draws what the whole corpus draws. `draw`: Dirichlet draws (two passes over the gamma variates, the second
-// recomputing them, so no scratch is needed); a row whose gamma sum is not positive and finite falls back to the
-// mean, as on the CPU.
+// data-parallel run): its gamma draws use that index, so a shard draws what the whole corpus draws. `draw`:
+// Dirichlet draws (two passes over the gamma variates, the second recomputing them, so no scratch is needed); a row
+// whose gamma sum is not positive and finite falls back to the mean, as on the CPU.
 template <typename T>
 __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, long long first_doc, int K,
                                                const int* n_dk,

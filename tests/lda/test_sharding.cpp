@@ -112,7 +112,8 @@ TEST(Sharding, ShardCorpusKeepsTheWholeCorpusIndices) {
   EXPECT_EQ(part.first_doc, shard.first_doc);
   EXPECT_EQ(part.num_tokens(), shard.tokens());
   EXPECT_EQ(part.vocab_size(), corpus.vocab_size());
-  for (std::int64_t m = 0; m < part.num_docs(); ++m) EXPECT_EQ(part.doc_length(m), corpus.doc_length(shard.first_doc + m));
+  for (std::int64_t m = 0; m < part.num_docs(); ++m)
+    EXPECT_EQ(part.doc_length(m), corpus.doc_length(shard.first_doc + m));
   for (std::int64_t i = 0; i < part.num_tokens(); ++i) ASSERT_EQ(part.words[i], corpus.words[shard.first_token + i]);
 }
 
