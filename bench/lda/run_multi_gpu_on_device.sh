@@ -30,7 +30,7 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv 2>&1 || true
 nvidia-smi topo -m 2>&1 | head -8 || true
 local devices
-devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
+devices=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 echo "GPUs: $devices; NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-unset (bfly sets 0)}"
 
 bench=$root/build-deps/bin/lda-multi-gpu-bench
@@ -52,9 +52,14 @@ export BFLY_CACHE_DIR=$build/bfly-cache
 
 step "NCCL"
 if [[ -z "${BFLY_NCCL_LIBRARY:-}" ]] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2'; then
-  local wheel
-  wheel=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-  [[ -n "$wheel" && -f "$wheel" ]] || wheel=$(find / -xdev -name 'libnccl.so.2' 2>/dev/null | head -1)
+  local wheel="" sites="" dir
+  # pip's nvidia-nccl wheel (a dependency of torch's CUDA wheels), wherever its package directory is
+  sites=$(python3 -c 'import site; print(" ".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null)
+  for dir in $sites; do
+    [[ -d "$dir/nvidia" ]] && wheel=$(find "$dir/nvidia" -name 'libnccl.so.2' 2>/dev/null | head -1)
+    [[ -n "$wheel" ]] && break
+  done
+  [[ -n "$wheel" ]] || wheel=$(find / -xdev -name 'libnccl.so.2' 2>/dev/null | head -1)
   [[ -n "$wheel" ]] && export BFLY_NCCL_LIBRARY=$wheel
 fi
 echo "BFLY_NCCL_LIBRARY=${BFLY_NCCL_LIBRARY:-(libnccl.so.2 from the loader path)}"
@@ -78,6 +83,7 @@ for n in $counts; do
 done
 
 step "summary (median over the timed iterations)"
+[[ -s "$csv" ]] || { echo "no rows in $csv"; return $((status == 0 ? 9 : status)); }
 python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
