@@ -143,9 +143,8 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 // whose gamma sum is not positive and finite falls back to the mean, as on the CPU.
 template <typename T>
 __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, long long first_doc, int K,
-                                               const int* n_dk,
-                                               double alpha, const double* alpha_terms, int terms, int draw,
-                                               unsigned long long seed, unsigned int iteration, T* theta,
+                                               const int* n_dk, double alpha, const double* alpha_terms, int terms,
+                                               int draw, unsigned long long seed, unsigned int iteration, T* theta,
                                                double* ll_partials) {
   const int lane = threadIdx.x % 32;
   const double lgamma_alpha = lgamma(alpha), lgamma_k_alpha = lgamma(static_cast<double>(K) * alpha);
