@@ -51,6 +51,8 @@ ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<con
     throw Error(fmt::format("GeneratedCpuZStep::run: sizes do not match the corpus (D = {}, V = {}, tokens = {}, "
                             "K = {}): theta {}, phi {}, z {}",
                             D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
+  if (corpus.first_token != 0)  // the kernel takes the token counters from doc_offsets, which a shard rebases
+    throw Error("GeneratedCpuZStep::run: the corpus is a shard (first_token != 0); run shards through CpuZStep");
   ZStepReport report;
   if (D == 0) return report;
   static_assert(sizeof(long long) == sizeof(std::int64_t) && sizeof(int) == sizeof(std::int32_t));

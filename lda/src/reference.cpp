@@ -115,10 +115,11 @@ ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> the
         const T total = running;
         if (!(total > T(0) && total <= std::numeric_limits<T>::max())) {
           z[i] = -1;
-          if (report.invalid_tokens++ == 0) report.first_invalid = i;
+          if (report.invalid_tokens++ == 0) report.first_invalid = corpus.first_token + i;
           continue;
         }
-        const T target = scaled_uniform(token_uniform<T>(seed, static_cast<std::uint64_t>(i), iteration), total);
+        const auto token = static_cast<std::uint64_t>(corpus.first_token + i);  // its index in the whole corpus
+        const T target = scaled_uniform(token_uniform<T>(seed, token, iteration), total);
         // Algorithm 2: the smallest k with target < prefix[k] (prefix is non-decreasing, so upper_bound finds it).
         const auto k = std::upper_bound(prefix.begin(), prefix.end(), target) - prefix.begin();
         z[i] = static_cast<std::int32_t>(std::min<std::ptrdiff_t>(k, K - 1));
@@ -204,8 +205,8 @@ void estimate_theta(const Corpus& corpus, const Counts& counts, const Priors& pr
       if (estimate == Estimate::draw) {
         double sum = 0;
         for (int k = 0; k < K; ++k) {
-          g[k] = gamma_draw(n[k] + priors.alpha, seed, static_cast<std::uint64_t>(m) * K + k, kStreamTheta,
-                            iteration);
+          g[k] = gamma_draw(n[k] + priors.alpha, seed, static_cast<std::uint64_t>(corpus.first_doc + m) * K + k,
+                            kStreamTheta, iteration);
           sum += g[k];
         }
         if (sum > 0 && std::isfinite(sum)) {
@@ -252,17 +253,16 @@ void estimate_phi(const Corpus& corpus, const Counts& counts, const Priors& prio
   });
 }
 
-double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& priors, int threads) {
+std::vector<double> document_log_likelihood_chunks(const Corpus& corpus, const Counts& counts, const Priors& priors,
+                                                   int threads) {
   const int K = counts.K;
-  const std::int64_t D = corpus.num_docs(), V = corpus.vocab_size();
-  threads = resolve_threads(threads);
-  const LogGammaRatio doc_term(priors.alpha), word_term(priors.beta);
-  constexpr std::int64_t kChunk = 1024;
-
+  const std::int64_t D = corpus.num_docs();
+  const LogGammaRatio doc_term(priors.alpha);
+  constexpr std::int64_t kChunk = kLogLikelihoodChunk;
   // Documents: lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha)).
   std::vector<double> doc_part(static_cast<std::size_t>((D + kChunk - 1) / kChunk), 0.0);
   const double lgamma_k_alpha = lgamma_safe(K * priors.alpha);
-  parallel_chunks(D, kChunk, threads, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
+  parallel_chunks(D, kChunk, resolve_threads(threads), [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
     double ll = 0;
     for (std::int64_t m = first; m < last; ++m) {
       ll += lgamma_k_alpha - lgamma_safe(static_cast<double>(corpus.doc_length(m)) + K * priors.alpha);
@@ -272,22 +272,34 @@ double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& 
     }
     doc_part[chunk] = ll;
   });
+  return doc_part;
+}
 
+double add_topic_log_likelihood(double documents, const Corpus& corpus, const Counts& counts, const Priors& priors,
+                                int threads) {
+  const int K = counts.K;
+  const std::int64_t V = corpus.vocab_size();
+  const LogGammaRatio word_term(priors.beta);
+  constexpr std::int64_t kChunk = kLogLikelihoodChunk;
   // Topics: lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta)).
   std::vector<double> word_part(static_cast<std::size_t>((V + kChunk - 1) / kChunk), 0.0);
-  parallel_chunks(V, kChunk, threads, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
+  parallel_chunks(V, kChunk, resolve_threads(threads), [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
     double ll = 0;
     for (std::int64_t i = first * K; i < last * K; ++i)
       if (counts.word_topic[i] != 0) ll += word_term(counts.word_topic[i]);
     word_part[chunk] = ll;
   });
-
-  double ll = 0;
-  for (const double part : doc_part) ll += part;
+  double ll = documents;
   for (const double part : word_part) ll += part;
   const double lgamma_v_beta = lgamma_safe(V * priors.beta);
   for (int k = 0; k < K; ++k) ll += lgamma_v_beta - lgamma_safe(static_cast<double>(counts.topic[k]) + V * priors.beta);
   return ll;
+}
+
+double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& priors, int threads) {
+  double documents = 0;
+  for (const double part : document_log_likelihood_chunks(corpus, counts, priors, threads)) documents += part;
+  return add_topic_log_likelihood(documents, corpus, counts, priors, threads);
 }
 
 template class CpuZStep<float>;

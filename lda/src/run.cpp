@@ -3,6 +3,7 @@
 
 #include "bfly/lda/commands.hpp"
 #include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/multi_gpu.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/output_file.hpp"
 
@@ -31,6 +32,8 @@ namespace {
 // (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
 template <typename T>
 std::unique_ptr<IterationEngine<T>> choose_engine(const RunSettings& s, const Corpus& corpus) {
+  if (s.gpus > 0)  // --gpus N: one rank per GPU; the error says what is missing (NCCL, driver, devices)
+    return multi_gpu_engine<T>(s.gpus, s.gpu);
   std::string why_not_gpu;
   if (s.device == Device::gpu || (s.device == Device::automatic && gpu_available(&why_not_gpu)))
     return gpu_engine<T>(s.gpu);  // --device gpu without a GPU: the error says why (exit status 1)
@@ -162,6 +165,12 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
   Trainer<T> trainer = s.resume ? Trainer<T>::resume(corpus, *s.resume, s.options.threads, std::move(engine))
                                 : Trainer<T>(corpus, s.options, std::move(engine));
   std::printf("engine: %s\n", trainer.engine().name().c_str());
+  if (const auto* parallel = dynamic_cast<const DataParallelEngine<T>*>(&trainer.engine()))
+    for (std::size_t r = 0; r < parallel->shards().size(); ++r)
+      std::printf("  rank %zu: documents %lld .. %lld, %lld tokens\n", r,
+                  static_cast<long long>(parallel->shards()[r].first_doc),
+                  static_cast<long long>(parallel->shards()[r].last_doc) - 1,
+                  static_cast<long long>(parallel->shards()[r].tokens()));
   const TrainerOptions& o = trainer.options();
   std::printf("model: K = %d, alpha = %g, beta = %g, estimate = %s, type = %s, seed = %llu, iterations %u -> %u\n",
               o.topics, o.priors.alpha, o.priors.beta, name_of(o.estimate),

@@ -77,6 +77,8 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
     : shape_(shape), type_(type), state_(std::make_unique<State>()) {
   if (shape.K < 1 || shape.K > 65536)
     throw Error(fmt::format("LdaIteration: K = {} is out of range; K must be in 1 .. 65536", shape.K));
+  if (shape.first_doc < 0)
+    throw Error(fmt::format("LdaIteration: first_doc = {} is negative", shape.first_doc));
   if (shape.docs < 0 || shape.vocab < 1 || shape.tokens < 0 || shape.tokens >= INT_MAX)
     throw Error(fmt::format("LdaIteration: bad corpus sizes D = {}, V = {}, tokens = {} (need D >= 0, V >= 1, "
                             "0 <= tokens < 2^31)",
@@ -123,6 +125,8 @@ LdaIteration::~LdaIteration() = default;
 const int* LdaIteration::doc_topic() const { return reinterpret_cast<const int*>(state_->doc_topic.get()); }
 const int* LdaIteration::word_topic() const { return reinterpret_cast<const int*>(state_->word_topic.get()); }
 const int* LdaIteration::topic() const { return reinterpret_cast<const int*>(state_->topic.get()); }
+int* LdaIteration::word_topic() { return reinterpret_cast<int*>(state_->word_topic.get()); }
+int* LdaIteration::topic() { return reinterpret_cast<int*>(state_->topic.get()); }
 
 void LdaIteration::count(const long long* doc_offsets, const int* words, const int* z, CUstream_st* stream) {
   State& s = *state_;
@@ -167,8 +171,8 @@ void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets,
     s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {prior, terms, table});
   // theta and the documents' terms.
   s.theta(type_, rows_shape(s.theta_grid, kRowThreads), stream,
-          {doc_offsets, D, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed, iteration, theta,
-           theta_partials});
+          {doc_offsets, D, shape_.first_doc, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed,
+           iteration, theta, theta_partials});
   // phi and the words' terms.
   if (estimate == LdaEstimate::mean) {
     s.phi_mean(type_, rows_shape(s.phi_grid, kRowThreads), stream,
@@ -203,6 +207,18 @@ double LdaIteration::log_likelihood(CUstream_st* stream) {
         "cuMemcpyDtoHAsync(log-likelihood)");
   check(driver().StreamSynchronize(stream), "the LDA iteration kernels");
   return value;
+}
+
+LdaLogLikelihoodPartials LdaIteration::log_likelihood_partials(CUstream_st* stream) {
+  const State& s = *state_;
+  std::vector<double> all(static_cast<std::size_t>(s.theta_grid + s.phi_grid));
+  check(driver().MemcpyDtoHAsync(all.data(), s.ll_partials.get(), all.size() * sizeof(double), stream),
+        "cuMemcpyDtoHAsync(log-likelihood partials)");
+  check(driver().StreamSynchronize(stream), "the LDA iteration kernels");
+  LdaLogLikelihoodPartials partials;
+  partials.documents.assign(all.begin(), all.begin() + s.theta_grid);
+  partials.words.assign(all.begin() + s.theta_grid, all.end());
+  return partials;
 }
 
 long long LdaIteration::invalid_topics(CUstream_st* stream) {

@@ -60,6 +60,7 @@ constexpr KernelArg kFinishLlArgs[] = {{"partials", ArgType::const_f64s, ArgRole
 constexpr KernelArg kThetaArgs[] = {
     {"doc_offsets", ArgType::const_i64s, ArgRole::input, "D + 1 token offsets"},
     {"D", ArgType::i64, ArgRole::items, "documents"},
+    {"first_doc", ArgType::i64, ArgRole::value, "index of document 0 in the whole corpus (random streams)"},
     {"K", ArgType::i32, ArgRole::value, "topics"},
     {"n_dk", ArgType::const_i32s, ArgRole::input, "D x K document-topic counts"},
     {"alpha", ArgType::f64, ArgRole::value, "prior of the documents' topics"},
@@ -104,8 +105,8 @@ const IterationKernel kIterationKernels[] = {
     {{"bfly_lda_finish_ll", "the log-likelihood from its partials", "partial", kIterationFile, kFinishLlArgs},
      "bfly::lda::finish_log_likelihood(partials, count, n_k, K, V, beta, result)"},
     {{"bfly_lda_theta", "theta and the documents' log-likelihood terms", "document", kIterationFile, kThetaArgs},
-     "bfly::lda::estimate_theta<{T}>(doc_offsets, D, K, n_dk, alpha, alpha_terms, terms, draw, seed, iteration, "
-     "theta, ll_partials)",
+     "bfly::lda::estimate_theta<{T}>(doc_offsets, D, first_doc, K, n_dk, alpha, alpha_terms, terms, draw, seed, "
+     "iteration, theta, ll_partials)",
      true},
     {{"bfly_lda_phi_mean", "phi as posterior means and the words' log-likelihood terms", "word", kIterationFile,
       kPhiMeanArgs},

@@ -137,13 +137,14 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 }
 
 // theta from n_dk, one warp per document (grid-stride), and the documents' log-likelihood terms: block b writes
-// its partial sum to ll_partials[b]. `draw`: Dirichlet draws (two passes over the gamma variates, the second
-// recomputing them, so no scratch is needed); a row whose gamma sum is not positive and finite falls back to the
-// mean, as on the CPU.
+// its partial sum to ll_partials[b]. Document m is document first_doc + m of the whole corpus (a shard of a
+// data-parallel run): its gamma draws use that index, so a shard draws what the whole corpus draws. `draw`:
+// Dirichlet draws (two passes over the gamma variates, the second recomputing them, so no scratch is needed); a row
+// whose gamma sum is not positive and finite falls back to the mean, as on the CPU.
 template <typename T>
-__device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, int K, const int* n_dk,
-                                               double alpha, const double* alpha_terms, int terms, int draw,
-                                               unsigned long long seed, unsigned int iteration, T* theta,
+__device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, long long first_doc, int K,
+                                               const int* n_dk, double alpha, const double* alpha_terms, int terms,
+                                               int draw, unsigned long long seed, unsigned int iteration, T* theta,
                                                double* ll_partials) {
   const int lane = threadIdx.x % 32;
   const double lgamma_alpha = lgamma(alpha), lgamma_k_alpha = lgamma(static_cast<double>(K) * alpha);
@@ -176,15 +177,14 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
     for (int k = lane; k < K; k += 32)
       if (n[k] != 0) ll += count_term(n[k], alpha, lgamma_alpha, alpha_terms, terms);
     {
+      const unsigned long long stream_row = static_cast<unsigned long long>(first_doc + m) * K;
       double sum = 0;
       for (int k = lane; k < K; k += 32)
-        sum += gamma_draw(n[k] + alpha, seed, static_cast<unsigned long long>(m) * K + k, kStreamTheta, iteration);
+        sum += gamma_draw(n[k] + alpha, seed, stream_row + k, kStreamTheta, iteration);
       sum = warp_sum(sum);
       if (sum > 0 && isfinite(sum)) {
         for (int k = lane; k < K; k += 32)
-          row[k] = static_cast<T>(
-              gamma_draw(n[k] + alpha, seed, static_cast<unsigned long long>(m) * K + k, kStreamTheta, iteration) /
-              sum);
+          row[k] = static_cast<T>(gamma_draw(n[k] + alpha, seed, stream_row + k, kStreamTheta, iteration) / sum);
         continue;
       }
     }

@@ -45,6 +45,8 @@ const std::vector<Flag> kFlags = {
      "(default: generated when compiled in for K and --type, else reference)"},
     {"--gpu-w", "W", "butterfly width of the generated z-step kernel, 4, 8, 16 or 32 (default: chosen)"},
     {"--gpu-variant", "swap|addsub", "butterfly variant of the generated z-step kernel (default: chosen)"},
+    {"--gpus", "N", "train on GPUs 0 .. N-1 of this machine, documents split among them, counts summed by NCCL "
+                    "(loaded at run time); results equal one GPU's (default: one GPU, no NCCL)"},
     {"--out", "DIR", "write topics.txt, theta.bin, phi.bin, documents.txt, vocab.txt, loglik.csv, checkpoint.bin"},
     {"--top-words", "N", "words per topic in topics.txt and on screen (default 10)"},
     {"--show-topics", "N", "topics printed at the end (default 20, 0: none)"},
@@ -126,6 +128,11 @@ RunSettings parse(const Args& args) {
     s.gpu.W = static_cast<int>(*W);
   }
   if (const auto v = args.choice("--gpu-variant", {"swap", "addsub"})) s.gpu.variant = *v;
+  if (const auto gpus = args.integer_in("--gpus", 1, 1024)) {
+    if (s.device == Device::cpu) throw UsageError("--gpus trains on GPUs; it contradicts --device cpu");
+    if (args.has("--cpu-zstep")) throw UsageError("--cpu-zstep applies to runs on the CPU, not to --gpus");
+    s.gpus = static_cast<int>(*gpus);
+  }
 
   // A resumed run's options come from the checkpoint; options given again must agree with it.
   adopt_checkpoint(s, GivenOptions{.topics = args.has("--topics"),

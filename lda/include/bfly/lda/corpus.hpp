@@ -36,6 +36,10 @@ struct Corpus {
   std::vector<std::string> vocab;            // V words; vocab[id] is the word of id
   std::vector<std::int64_t> doc_ids;         // per document, its 0-based position in the input file
   std::int64_t input_documents = 0;          // documents read from the input (before empty ones were dropped)
+  // A shard of a larger corpus (sharding.hpp) is a corpus whose token 0 and document 0 are token first_token and
+  // document first_doc of the whole: token i draws with the counter first_token + i and document m's random streams
+  // use first_doc + m, so a shard draws exactly what the whole corpus draws for the same tokens. 0 for a whole corpus.
+  std::int64_t first_token = 0, first_doc = 0;
 
   std::int64_t num_docs() const { return static_cast<std::int64_t>(doc_offsets.size()) - 1; }
   std::int64_t num_tokens() const { return doc_offsets.back(); }

@@ -6,7 +6,7 @@
 // (index lo, index hi, draw, iteration); the `draw` word separates the streams:
 //   z-step           index = token,      draw = 0                          (the GPU kernels use the same)
 //   initial topics   index = token,      draw = kStreamInit << 24,         iteration 0
-//   theta gammas     index = m * K + k,  draw = kStreamTheta << 24 | attempt
+//   theta gammas     index = m * K + k,  draw = kStreamTheta << 24 | attempt   (m counted in the whole corpus)
 //   phi gammas       index = w * K + k,  draw = kStreamPhi << 24 | attempt
 // so results do not depend on the thread count, and a run resumed at iteration t continues exactly.
 #pragma once
@@ -91,6 +91,18 @@ void estimate_phi(const Corpus& corpus, const Counts& counts, const Priors& prio
 // fixed (optim_interval=0) and uses the same vocabulary; divide by the number of tokens for "per token".
 // Only non-zero counts contribute to the inner sums, so the cost is O(tokens + (D + V) * K) cheap reads.
 double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& priors, int threads = 0);
+
+// log_likelihood in two parts, for runs whose documents are split into shards (sharding.hpp): the documents' terms
+// as one partial sum per chunk of kLogLikelihoodChunk documents, and the rest (the words' terms per chunk of
+// kLogLikelihoodChunk words, then the topics' terms) added to the documents' total. log_likelihood is
+//   add_topic_log_likelihood(((0 + chunk 0) + chunk 1) + ..., corpus, counts, ...)
+// so shards that start on chunk boundaries reproduce it bit for bit by adding their chunks in document order.
+// add_topic_log_likelihood reads only the word and topic counts and the vocabulary size of `corpus`.
+inline constexpr std::int64_t kLogLikelihoodChunk = 1024;
+std::vector<double> document_log_likelihood_chunks(const Corpus& corpus, const Counts& counts, const Priors& priors,
+                                                   int threads = 0);
+double add_topic_log_likelihood(double documents, const Corpus& corpus, const Counts& counts, const Priors& priors,
+                                int threads = 0);
 
 // A Gamma(shape, 1) draw (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)) from the Philox stream
 // (seed, index, stream << 24 | attempt, iteration). Deterministic for its arguments.

@@ -52,6 +52,7 @@ struct RunSettings {
   Device device = Device::automatic;
   CpuZStepMode cpu_zstep = CpuZStepMode::automatic;
   GpuEngineOptions gpu;
+  int gpus = 0;  // > 0: data-parallel over CUDA devices 0 .. gpus - 1, counts summed by NCCL (multi_gpu.hpp)
 };
 
 // The model options the caller set explicitly; a resumed run must agree with its checkpoint on them.

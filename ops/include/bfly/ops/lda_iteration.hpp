@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 struct CUstream_st;
 
@@ -21,6 +22,14 @@ struct LdaShape {
   long long vocab = 0;   // V
   long long tokens = 0;  // must be below 2^31 (the counts are 32-bit)
   int K = 0;             // topics, 1 .. 65536
+  long long first_doc = 0;  // index of document 0 in the whole corpus when these are a shard's documents (the
+                            // random streams of theta's draws use it); 0 for a whole corpus
+};
+
+// The per-block partial sums behind log_likelihood(), in the order the total adds them: the documents' terms, then
+// the words' terms (the topics' terms, from n_k, follow). A data-parallel run adds its ranks' document partials.
+struct LdaLogLikelihoodPartials {
+  std::vector<double> documents, words;
 };
 
 enum class LdaEstimate {
@@ -66,9 +75,15 @@ class LdaIteration {
   // Tokens whose topic was outside [0, K) in the last count() (synchronizes `stream`).
   long long invalid_topics(CUstream_st* stream = nullptr);
 
+  // The partials of the last estimate() (synchronizes `stream`).
+  LdaLogLikelihoodPartials log_likelihood_partials(CUstream_st* stream = nullptr);
+
   const int* doc_topic() const;
   const int* word_topic() const;
   const int* topic() const;
+  // n_wk and n_k for an in-place all-reduce between count() and estimate() (a data-parallel run sums its ranks').
+  int* word_topic();
+  int* topic();
   const LdaShape& shape() const { return shape_; }
   gen::ElementType type() const { return type_; }
 
