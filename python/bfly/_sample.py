@@ -1,0 +1,235 @@
+"""bfly.sample: one or more categories per row of a 2-D weight array, on the GPU or the CPU.
+
+Arrays are taken as they are, without a copy: a NumPy array (or a PyTorch CPU tensor) runs the generated kernel
+on the CPU (bfly._cpu), a PyTorch or CuPy CUDA array runs it on the GPU on the caller's current stream. The draws
+come back as an int32 array of the caller's framework, on the weights' device.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+
+from . import _bfly, _cpu
+
+_MAX_ITERATION = 2**32 - 1
+_MAX_SEED = 2**64 - 1
+
+# dtype name (NumPy, CuPy, ml_dtypes) or torch dtype string -> bfly element type tag
+_TYPE_TAGS = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+    "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16",
+}
+_TYPE_NAMES = "float32, float64, float16 or bfloat16"
+
+
+class _Array:
+    """What bfly needs of an array: where it is, its layout in elements, its element type, and how to make the
+    output in its framework."""
+
+    __slots__ = ("framework", "obj", "on_gpu", "device_index", "pointer", "shape", "strides", "dtype")
+
+    def __init__(self, framework, obj, on_gpu, device_index, pointer, shape, strides, dtype):
+        self.framework = framework
+        self.obj = obj
+        self.on_gpu = on_gpu
+        self.device_index = device_index
+        self.pointer = pointer
+        self.shape = shape
+        self.strides = strides  # in elements
+        self.dtype = dtype      # the framework's dtype name, e.g. "float32" or "torch.float32"
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self.device_index}" if self.on_gpu else "cpu"
+
+
+def _module_of(obj) -> str:
+    return type(obj).__module__.partition(".")[0]
+
+
+def _view(obj, name: str) -> _Array:
+    """Reads `obj` (argument `name`) as an _Array without copying; TypeError for anything else."""
+    module = _module_of(obj)
+    if module == "numpy":
+        import numpy as np
+        if isinstance(obj, np.ndarray):
+            itemsize = obj.dtype.itemsize
+            strides = tuple(s // itemsize if s % itemsize == 0 else None for s in obj.strides)
+            return _Array("numpy", obj, False, 0, obj.ctypes.data, obj.shape, strides, obj.dtype.name)
+    elif module == "torch":
+        torch = sys.modules["torch"]
+        if isinstance(obj, torch.Tensor):
+            on_gpu = obj.is_cuda
+            if not on_gpu and obj.device.type != "cpu":
+                raise ValueError(f"{name} is on the device {obj.device}; bfly runs on CUDA devices and on the CPU")
+            return _Array("torch", obj, on_gpu, obj.device.index if on_gpu else 0, obj.data_ptr(), tuple(obj.shape),
+                          tuple(obj.stride()), str(obj.dtype))
+    elif module == "cupy":
+        cupy = sys.modules["cupy"]
+        if isinstance(obj, cupy.ndarray):
+            itemsize = obj.dtype.itemsize
+            strides = tuple(s // itemsize if s % itemsize == 0 else None for s in obj.strides)
+            return _Array("cupy", obj, True, obj.device.id, obj.data.ptr, obj.shape, strides, obj.dtype.name)
+    elif module in ("jax", "jaxlib"):
+        raise TypeError(f"{name} is a JAX array, which bfly.sample does not take yet; pass it through "
+                        "torch.from_dlpack or cupy.from_dlpack (no copy) and back with jax.dlpack.from_dlpack")
+    raise TypeError(f"{name} must be a NumPy array, a PyTorch tensor or a CuPy array, not {type(obj).__name__}")
+
+
+def _current_stream(array: _Array) -> int:
+    """The caller's current stream on the array's device, as a CUstream integer."""
+    if array.framework == "torch":
+        return sys.modules["torch"].cuda.current_stream(array.device_index).cuda_stream
+    return sys.modules["cupy"].cuda.get_current_stream().ptr
+
+
+def _empty_draws(like: _Array, shape):
+    if like.framework == "numpy":
+        import numpy as np
+        return np.empty(shape, dtype=np.int32)
+    if like.framework == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty(shape, dtype=torch.int32, device=like.obj.device)
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(like.device_index):
+        return cupy.empty(shape, dtype=cupy.int32)
+
+
+def _check_weights(weights) -> tuple[_Array, str, int, int, int]:
+    """(array, type tag, M, K, ld) of valid weights; ValueError/TypeError naming `weights` otherwise."""
+    w = _view(weights, "weights")
+    if len(w.shape) != 2:
+        raise ValueError(f"weights must be 2-D (M rows of K weights), but it has shape {tuple(w.shape)}; "
+                         "for one distribution pass weights[None, :]")
+    tag = _TYPE_TAGS.get(w.dtype)
+    if tag is None:
+        raise TypeError(f"weights has dtype {w.dtype}; bfly.sample takes {_TYPE_NAMES} weights")
+    M, K = (int(n) for n in w.shape)
+    if K < 1 or K > _bfly.max_categories():
+        raise ValueError(f"weights has K = {K} columns; K must be in 1 .. {_bfly.max_categories()}")
+    row_stride, column_stride = w.strides
+    if M == 0:
+        return w, tag, M, K, K
+    if K > 1 and column_stride != 1:
+        raise ValueError(f"weights must have its rows' elements contiguous (column stride 1), but its strides are "
+                         f"{w.strides} elements; pass a contiguous copy (e.g. .contiguous() or np.ascontiguousarray)")
+    ld = K if M <= 1 else row_stride
+    if ld is None or ld < K:
+        raise ValueError(f"weights has a row stride of {row_stride} elements, less than its K = {K} columns (rows "
+                         "must not overlap or run backwards); pass a contiguous copy")
+    if w.pointer % _bfly.element_size(tag) != 0:
+        raise ValueError(f"weights' data at {w.pointer:#x} is not aligned to its {_bfly.element_size(tag)}-byte "
+                         "elements")
+    return w, tag, M, K, ld
+
+
+def _check_out(out, like: _Array, shape) -> _Array:
+    o = _view(out, "out")
+    if o.framework != like.framework or o.on_gpu != like.on_gpu or o.device_index != like.device_index:
+        raise ValueError(f"out is a {o.framework} array on {o.device}, but weights is a {like.framework} array on "
+                         f"{like.device}; out must be of the same framework and on the same device")
+    if o.dtype not in ("int32", "torch.int32"):
+        raise TypeError(f"out has dtype {o.dtype}; it must be int32")
+    if tuple(o.shape) != tuple(shape):
+        raise ValueError(f"out has shape {tuple(o.shape)}; the draws need shape {tuple(shape)}")
+    contiguous = [1] if len(shape) == 1 else [shape[1], 1]
+    if any(n > 1 and s != c for n, s, c in zip(shape, o.strides, contiguous)):
+        raise ValueError(f"out must be C-contiguous, but its strides are {o.strides} elements")
+    return o
+
+
+def _seed_and_offset(seed, offset, draws: int) -> tuple[int, int]:
+    if seed is None:
+        seed = secrets.randbits(64)
+    elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed = {seed!r}; it must be None or an integer in 0 .. 2**64 - 1")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= _MAX_ITERATION - (draws - 1):
+        raise ValueError(f"offset = {offset!r}; it must be an integer in 0 .. 2**32 - {draws} "
+                         f"(draw d of a row uses Philox iteration offset + d)")
+    return seed, offset
+
+
+def _launch(w: _Array, tag: str, M: int, K: int, ld: int, out_pointer: int, seed: int, iteration: int, stream: int):
+    if w.on_gpu:
+        _bfly.sample_device(w.pointer, tag, M, K, ld, out_pointer, seed, iteration, stream)
+    else:
+        _cpu.kernel(_bfly.sample_spec(K, tag)).sample(w.pointer, M, ld, out_pointer, seed, iteration, 0)
+
+
+def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, out=None):
+    """Draws categories from each row of `weights`, a 2-D array of M rows of K non-negative, unnormalised
+    weights (float32, float64, float16 or bfloat16).
+
+    - A NumPy array (or PyTorch CPU tensor) runs on the CPU; a PyTorch or CuPy CUDA array on its GPU, enqueued
+      on the caller's current stream without a copy and without waiting for it.
+    - ``num_samples=None`` draws one category per row: shape (M,). An integer n draws n per row, with
+      replacement: shape (M, n), like ``torch.multinomial(weights, n, replacement=True)``.
+    - The draws are int32, in the weights' framework and on their device (or written into ``out``).
+    - Draw d of row r depends only on (seed, offset + d, r, the row's weights): not on M, the device (CPU and GPU
+      draw the same categories) or the stream. ``seed=None`` takes a fresh random seed.
+    - Rows with a negative, NaN or infinite weight, or a zero total, come back as -1: ``bfly.invalid_rows(draws)``.
+    """
+    w, tag, M, K, ld = _check_weights(weights)
+    if num_samples is not None and (not isinstance(num_samples, int) or isinstance(num_samples, bool)
+                                    or num_samples < 1):
+        raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
+    if not replacement:
+        raise NotImplementedError("bfly.sample(replacement=False): drawing without replacement is not implemented "
+                                  "yet; draws with replacement are (replacement=True)")
+    draws = 1 if num_samples is None else num_samples
+    seed, offset = _seed_and_offset(seed, offset, draws)
+    shape = (M,) if num_samples is None else (M, num_samples)
+    result = _check_out(out, w, shape).obj if out is not None else None
+    if M == 0:
+        return result if result is not None else _empty_draws(w, shape)
+
+    stream = _current_stream(w) if w.on_gpu else 0
+    if w.framework == "torch" and w.on_gpu:
+        torch = sys.modules["torch"]
+        device_guard = torch.cuda.device(w.device_index)
+    elif w.framework == "cupy":
+        device_guard = sys.modules["cupy"].cuda.Device(w.device_index)
+    else:
+        device_guard = None
+    if device_guard is not None:
+        device_guard.__enter__()
+    try:
+        if draws == 1:
+            target = result if result is not None else _empty_draws(w, shape)
+            _launch(w, tag, M, K, ld, _view(target, "out").pointer, seed, offset, stream)
+            return target
+        # Draw d goes to row d of a (draws, M) buffer (the kernel writes one contiguous int per row), then the
+        # buffer is transposed into the (M, draws) result.
+        buffer = _empty_draws(w, (draws, M))
+        base = _view(buffer, "out").pointer
+        for d in range(draws):
+            _launch(w, tag, M, K, ld, base + 4 * M * d, seed, offset + d, stream)
+        if result is None:
+            result = _empty_draws(w, shape)
+        if w.framework == "torch":
+            result.copy_(buffer.t())
+        else:
+            result[...] = buffer.T
+        return result
+    finally:
+        if device_guard is not None:
+            device_guard.__exit__(None, None, None)
+
+
+def invalid_rows(draws):
+    """The indices of the rows that `sample` could not draw from (returned as -1: a negative, NaN or infinite
+    weight, or a zero total), as an int64 array of the draws' framework; ``len()`` of it counts them. Reading it
+    waits for the draws (on the GPU, a device-to-host copy of the count)."""
+    d = _view(draws, "draws")
+    if len(d.shape) not in (1, 2):
+        raise ValueError(f"draws must be what bfly.sample returned (1-D or 2-D), but it has shape {d.shape}")
+    bad = draws == -1
+    if len(d.shape) == 2:
+        bad = bad.any(1) if d.framework == "torch" else bad.any(axis=1)
+    if d.framework == "torch":
+        return sys.modules["torch"].nonzero(bad).flatten()
+    if d.framework == "cupy":
+        return sys.modules["cupy"].flatnonzero(bad)
+    import numpy as np
+    return np.flatnonzero(bad)
