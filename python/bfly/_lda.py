@@ -47,7 +47,7 @@ def _tokens_of(X, vocabulary):
     except ImportError:  # dense matrices work without SciPy
         sparse = None
     if sparse is not None and sparse.issparse(X):
-        csr = sparse.csr_matrix(X)
+        csr = sparse.csr_matrix(X, copy=True)  # sum_duplicates below must not touch the caller's matrix
     elif isinstance(X, np.ndarray) and X.ndim == 2:
         if sparse is None:
             rows, cols = np.nonzero(X)

@@ -54,6 +54,9 @@ def _view(obj, name: str) -> _Array:
     if module == "numpy":
         import numpy as np
         if isinstance(obj, np.ndarray):
+            if not obj.dtype.isnative:
+                raise TypeError(f"{name} has the non-native byte order {obj.dtype.str}; pass {name}.astype(np."
+                                f"{obj.dtype.name})")
             itemsize = obj.dtype.itemsize
             strides = tuple(s // itemsize if s % itemsize == 0 else None for s in obj.strides)
             return _Array("numpy", obj, False, 0, obj.ctypes.data, obj.shape, strides, obj.dtype.name)
@@ -80,8 +83,26 @@ def _view(obj, name: str) -> _Array:
 def _current_stream(array: _Array) -> int:
     """The caller's current stream on the array's device, as a CUstream integer."""
     if array.framework == "torch":
-        return sys.modules["torch"].cuda.current_stream(array.device_index).cuda_stream
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what current_stream().cuda_stream returns
+        if raw is not None:
+            return raw(array.device_index)
+        return torch.cuda.current_stream(array.device_index).cuda_stream
     return sys.modules["cupy"].cuda.get_current_stream().ptr
+
+
+def _device_guard(array: _Array):
+    """A context that makes the array's device current (its primary context is where bfly launches), or None
+    when it is current already."""
+    if array.framework == "torch":
+        torch = sys.modules["torch"]
+        if torch.cuda.current_device() == array.device_index:
+            return None
+        return torch.cuda.device(array.device_index)
+    cupy = sys.modules["cupy"]
+    if cupy.cuda.runtime.getDevice() == array.device_index:
+        return None
+    return cupy.cuda.Device(array.device_index)
 
 
 def _empty_draws(like: _Array, shape):
@@ -94,6 +115,15 @@ def _empty_draws(like: _Array, shape):
     cupy = sys.modules["cupy"]
     with cupy.cuda.Device(like.device_index):
         return cupy.empty(shape, dtype=cupy.int32)
+
+
+def _pointer(draws) -> int:
+    """The data pointer of an int32 array made by _empty_draws or checked by _check_out."""
+    if hasattr(draws, "data_ptr"):
+        return draws.data_ptr()
+    if hasattr(draws, "ctypes"):
+        return draws.ctypes.data
+    return draws.data.ptr
 
 
 def _check_weights(weights) -> tuple[_Array, str, int, int, int]:
@@ -131,6 +161,8 @@ def _check_out(out, like: _Array, shape) -> _Array:
                          f"{like.device}; out must be of the same framework and on the same device")
     if o.dtype not in ("int32", "torch.int32"):
         raise TypeError(f"out has dtype {o.dtype}; it must be int32")
+    if o.framework == "numpy" and not o.obj.flags.writeable:
+        raise ValueError("out is read-only")
     if tuple(o.shape) != tuple(shape):
         raise ValueError(f"out has shape {tuple(o.shape)}; the draws need shape {tuple(shape)}")
     contiguous = [1] if len(shape) == 1 else [shape[1], 1]
@@ -184,25 +216,19 @@ def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, 
     if M == 0:
         return result if result is not None else _empty_draws(w, shape)
 
-    stream = _current_stream(w) if w.on_gpu else 0
-    if w.framework == "torch" and w.on_gpu:
-        torch = sys.modules["torch"]
-        device_guard = torch.cuda.device(w.device_index)
-    elif w.framework == "cupy":
-        device_guard = sys.modules["cupy"].cuda.Device(w.device_index)
-    else:
-        device_guard = None
+    device_guard = _device_guard(w) if w.on_gpu else None
     if device_guard is not None:
         device_guard.__enter__()
     try:
+        stream = _current_stream(w) if w.on_gpu else 0
         if draws == 1:
             target = result if result is not None else _empty_draws(w, shape)
-            _launch(w, tag, M, K, ld, _view(target, "out").pointer, seed, offset, stream)
+            _launch(w, tag, M, K, ld, _pointer(target), seed, offset, stream)
             return target
         # Draw d goes to row d of a (draws, M) buffer (the kernel writes one contiguous int per row), then the
         # buffer is transposed into the (M, draws) result.
         buffer = _empty_draws(w, (draws, M))
-        base = _view(buffer, "out").pointer
+        base = _pointer(buffer)
         for d in range(draws):
             _launch(w, tag, M, K, ld, base + 4 * M * d, seed, offset + d, stream)
         if result is None:

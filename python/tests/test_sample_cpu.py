@@ -121,6 +121,7 @@ def test_empty_and_single_row():
     (np.ones((4, 20), np.float32)[:, ::2], ValueError, ["weights", "contiguous"]),
     (np.ones((4, 10), np.float32)[::-1], ValueError, ["weights", "row stride"]),
     ([[1.0, 2.0]], TypeError, ["weights", "list"]),
+    (np.ones((4, 10), ">f4"), TypeError, ["weights", "byte order"]),
 ])
 def test_bad_weights_are_named(weights, error, words):
     with pytest.raises(error) as raised:
@@ -136,6 +137,7 @@ def test_bad_arguments_are_named():
         (dict(offset=-1), ValueError, "offset"), (dict(offset=2**32), ValueError, "offset"),
         (dict(out=np.empty(4, np.int64)), TypeError, "out"), (dict(out=np.empty(5, np.int32)), ValueError, "out"),
         (dict(out=np.empty(8, np.int32)[::2]), ValueError, "out"), (dict(out=[0] * 4), TypeError, "out"),
+        (dict(out=np.broadcast_to(np.int32(0), (4,))), ValueError, "out"),
     ]:
         with pytest.raises(error, match=word):
             bfly.sample(w, **kwargs)
