@@ -179,7 +179,7 @@ class LdaModel {
   std::string engine() const {
     return std::visit([](const auto& t) { return t->engine().name(); }, trainer_);
   }
-  // One iteration: (iteration, ll per token, z-step seconds, iteration seconds, invalid tokens).
+  // One iteration: (iteration, ll per token, z-step seconds, iteration seconds).
   std::tuple<std::uint32_t, double, double, double> step() {
     nb::gil_scoped_release unlocked;
     const bfly::lda::IterationStats stats = std::visit([](auto& t) { return t->step(); }, trainer_);
@@ -252,23 +252,6 @@ class LdaModel {
   nb::object library_owner_;  // keeps the CPU kernel's library alive while the engine runs it
 };
 
-// The checkpoint header, for LDA.load: (type, topics, alpha, beta, seed, estimate, iteration, docs, vocab, tokens).
-nb::dict checkpoint_info(const std::string& path) {
-  const bfly::lda::CheckpointInfo info = bfly::lda::read_checkpoint_info(path);
-  nb::dict d;
-  d["type"] = std::string(bfly::gen::name_of(info.type));
-  d["topics"] = info.options.topics;
-  d["alpha"] = info.options.priors.alpha;
-  d["beta"] = info.options.priors.beta;
-  d["seed"] = info.options.seed;
-  d["estimate"] = std::string(bfly::lda::name_of(info.options.estimate));
-  d["iteration"] = info.iteration;
-  d["docs"] = info.docs;
-  d["vocab"] = info.vocab;
-  d["tokens"] = info.tokens;
-  return d;
-}
-
 }  // namespace
 
 NB_MODULE(_bfly, m) {
@@ -303,12 +286,6 @@ NB_MODULE(_bfly, m) {
     spec.validate();
     return spec;
   });
-  m.def("lda_z_spec", [](int K, const std::string& type, double mean_document_length) {
-    bfly::gen::LdaZChoice choice;
-    choice.mean_document_length = mean_document_length;
-    return bfly::gen::choose_lda_z_spec(K, parse_type(type), choice);
-  });
-
   // generate: (kernel name, source as NVRTC receives it, source with the fragments pasted in, family, description)
   m.def("generate", [](const KernelSpec& spec) {
     const bfly::gen::Source source = bfly::gen::generate(spec);
@@ -363,10 +340,6 @@ NB_MODULE(_bfly, m) {
                                 reinterpret_cast<int*>(out), seed, iteration, reinterpret_cast<CUstream_st*>(stream));
       },
       "weights"_a, "type"_a, "M"_a, "K"_a, "ld"_a, "out"_a, "seed"_a, "iteration"_a, "stream"_a);
-  m.def("synchronize", [](std::uintptr_t stream) {
-    nb::gil_scoped_release unlocked;
-    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(stream)), "cuStreamSynchronize");
-  });
   // For bench/: seconds per Sampler::sample call made `calls` times from C++ (the same enqueue-only sampler as
   // sample_device), the stream synchronized before and after the timed loop.
   m.def("time_cpp_calls", [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld,
@@ -405,5 +378,4 @@ NB_MODULE(_bfly, m) {
       .def("theta", &LdaModel::theta)
       .def("word_topic_counts", &LdaModel::word_topic_counts)
       .def("top_words", &LdaModel::top_words);
-  m.def("checkpoint_info", &checkpoint_info);
 }
