@@ -25,8 +25,9 @@ def test_draws_equal_the_float64_reference(K, dtype):
     expected, margin = reference.draws(w, seed, offset)
     assert draws.dtype == np.int32 and draws.shape == (3000,)
     different = draws != expected
-    # Only a uniform that lands within rounding of a prefix boundary may pick the neighbouring category.
-    assert np.all(margin[different] < 1e-5), (np.flatnonzero(different), margin[different])
+    # Only a uniform that lands within rounding of a prefix boundary may pick the neighbouring category (the sums
+    # are f32 in different orders: relative errors far below 1e-4 for K <= 1000); a wrong draw is off by a weight.
+    assert np.all(margin[different] < 1e-4), (np.flatnonzero(different), margin[different])
     assert different.mean() < 1e-3
     assert np.all(w[np.arange(len(w)), draws] > 0)  # a zero weight is never drawn
 
@@ -162,4 +163,4 @@ def test_torch_cpu_tensors_return_torch():
     bf16 = torch.from_numpy(w).to(torch.bfloat16)
     expected, margin = reference.draws(bf16.float().numpy(), 9, 0)
     different = bfly.sample(bf16, seed=9).numpy() != expected
-    assert np.all(margin[different] < 1e-5)
+    assert np.all(margin[different] < 1e-4)
