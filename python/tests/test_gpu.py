@@ -120,11 +120,11 @@ def test_cupy_draws_equal_the_cpu_draws_on_the_current_stream(cupy):
 
 
 def test_lda_trains_on_the_gpu():
-    from test_lda import TOPICS, known_topic_corpus, topic_of_block
+    from test_lda import fit_best_of_three, known_topic_corpus, topic_of_block
 
     rng = np.random.default_rng()
     X, truth = known_topic_corpus(rng, 200)
-    model = bfly.LDA(TOPICS, iterations=60, seed=5, device="gpu").fit(X)
+    model = fit_best_of_three(rng, X, iterations=60, device="gpu")
     assert model.device_ == "gpu" and model.engine_.startswith("gpu")
     blocks = topic_of_block(model)
     assert np.mean(model.doc_topic_.argmax(axis=1) == np.array([blocks[t] for t in truth])) > 0.95
