@@ -10,24 +10,32 @@ from __future__ import annotations
 import secrets
 import sys
 
+import numpy as np
+
 from . import _bfly, _cpu
 
 _MAX_ITERATION = 2**32 - 1
 _MAX_SEED = 2**64 - 1
 
-# dtype name (NumPy, CuPy, ml_dtypes) or torch dtype string -> bfly element type tag
-_TYPE_TAGS = {
-    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
-    "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16",
-}
 _TYPE_NAMES = "float32, float64, float16 or bfloat16"
+_DTYPE_TAGS: dict = {}  # framework dtype object -> "f32", "f64", "f16", "bf16" or "i32" (the draws' type)
+
+
+def _dtype_tag(dtype):
+    """The bfly tag of a NumPy, CuPy or PyTorch dtype (None for any other): a dictionary lookup, since reading
+    dtype names costs microseconds per call."""
+    tag = _DTYPE_TAGS.get(dtype)
+    if tag is None and dtype not in _DTYPE_TAGS:
+        name = str(dtype).removeprefix("torch.")
+        tag = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "i32"}.get(name)
+        _DTYPE_TAGS[dtype] = tag
+    return tag
 
 
 class _Array:
-    """What bfly needs of an array: where it is, its layout in elements, its element type, and how to make the
-    output in its framework."""
+    """What bfly needs of an array: where it is, its layout in elements and its element type."""
 
-    __slots__ = ("framework", "obj", "on_gpu", "device_index", "pointer", "shape", "strides", "dtype")
+    __slots__ = ("framework", "obj", "on_gpu", "device_index", "pointer", "shape", "strides", "dtype", "tag")
 
     def __init__(self, framework, obj, on_gpu, device_index, pointer, shape, strides, dtype):
         self.framework = framework
@@ -37,43 +45,41 @@ class _Array:
         self.pointer = pointer
         self.shape = shape
         self.strides = strides  # in elements
-        self.dtype = dtype      # the framework's dtype name, e.g. "float32" or "torch.float32"
+        self.dtype = dtype      # the framework's dtype object (str() for messages)
+        self.tag = _dtype_tag(dtype)
 
     @property
     def device(self) -> str:
         return f"cuda:{self.device_index}" if self.on_gpu else "cpu"
 
 
-def _module_of(obj) -> str:
-    return type(obj).__module__.partition(".")[0]
+def _element_strides(byte_strides, itemsize):
+    return tuple(s // itemsize if s % itemsize == 0 else None for s in byte_strides)
 
 
 def _view(obj, name: str) -> _Array:
     """Reads `obj` (argument `name`) as an _Array without copying; TypeError for anything else."""
-    module = _module_of(obj)
-    if module == "numpy":
-        import numpy as np
-        if isinstance(obj, np.ndarray):
-            if not obj.dtype.isnative:
-                raise TypeError(f"{name} has the non-native byte order {obj.dtype.str}; pass {name}.astype(np."
-                                f"{obj.dtype.name})")
-            itemsize = obj.dtype.itemsize
-            strides = tuple(s // itemsize if s % itemsize == 0 else None for s in obj.strides)
-            return _Array("numpy", obj, False, 0, obj.ctypes.data, obj.shape, strides, obj.dtype.name)
-    elif module == "torch":
+    module = type(obj).__module__.partition(".")[0]
+    if module == "torch":
         torch = sys.modules["torch"]
         if isinstance(obj, torch.Tensor):
             on_gpu = obj.is_cuda
             if not on_gpu and obj.device.type != "cpu":
                 raise ValueError(f"{name} is on the device {obj.device}; bfly runs on CUDA devices and on the CPU")
-            return _Array("torch", obj, on_gpu, obj.device.index if on_gpu else 0, obj.data_ptr(), tuple(obj.shape),
-                          tuple(obj.stride()), str(obj.dtype))
+            return _Array("torch", obj, on_gpu, obj.get_device() if on_gpu else 0, obj.data_ptr(), obj.shape,
+                          obj.stride(), obj.dtype)
     elif module == "cupy":
         cupy = sys.modules["cupy"]
         if isinstance(obj, cupy.ndarray):
-            itemsize = obj.dtype.itemsize
-            strides = tuple(s // itemsize if s % itemsize == 0 else None for s in obj.strides)
-            return _Array("cupy", obj, True, obj.device.id, obj.data.ptr, obj.shape, strides, obj.dtype.name)
+            return _Array("cupy", obj, True, obj.device.id, obj.data.ptr, obj.shape,
+                          _element_strides(obj.strides, obj.itemsize), obj.dtype)
+    elif module == "numpy":
+        if isinstance(obj, np.ndarray):
+            if not obj.dtype.isnative:
+                raise TypeError(f"{name} has the non-native byte order {obj.dtype.str}; pass {name}.astype(np."
+                                f"{obj.dtype.name})")
+            return _Array("numpy", obj, False, 0, obj.ctypes.data, obj.shape,
+                          _element_strides(obj.strides, obj.itemsize), obj.dtype)
     elif module in ("jax", "jaxlib"):
         raise TypeError(f"{name} is a JAX array, which bfly.sample does not take yet; pass it through "
                         "torch.from_dlpack or cupy.from_dlpack (no copy) and back with jax.dlpack.from_dlpack")
@@ -107,7 +113,6 @@ def _device_guard(array: _Array):
 
 def _empty_draws(like: _Array, shape):
     if like.framework == "numpy":
-        import numpy as np
         return np.empty(shape, dtype=np.int32)
     if like.framework == "torch":
         torch = sys.modules["torch"]
@@ -132,8 +137,8 @@ def _check_weights(weights) -> tuple[_Array, str, int, int, int]:
     if len(w.shape) != 2:
         raise ValueError(f"weights must be 2-D (M rows of K weights), but it has shape {tuple(w.shape)}; "
                          "for one distribution pass weights[None, :]")
-    tag = _TYPE_TAGS.get(w.dtype)
-    if tag is None:
+    tag = w.tag
+    if tag is None or tag == "i32":
         raise TypeError(f"weights has dtype {w.dtype}; bfly.sample takes {_TYPE_NAMES} weights")
     M, K = (int(n) for n in w.shape)
     if K < 1 or K > _bfly.max_categories():
@@ -159,7 +164,7 @@ def _check_out(out, like: _Array, shape) -> _Array:
     if o.framework != like.framework or o.on_gpu != like.on_gpu or o.device_index != like.device_index:
         raise ValueError(f"out is a {o.framework} array on {o.device}, but weights is a {like.framework} array on "
                          f"{like.device}; out must be of the same framework and on the same device")
-    if o.dtype not in ("int32", "torch.int32"):
+    if o.tag != "i32":
         raise TypeError(f"out has dtype {o.dtype}; it must be int32")
     if o.framework == "numpy" and not o.obj.flags.writeable:
         raise ValueError("out is read-only")
@@ -257,5 +262,4 @@ def invalid_rows(draws):
         return sys.modules["torch"].nonzero(bad).flatten()
     if d.framework == "cupy":
         return sys.modules["cupy"].flatnonzero(bad)
-    import numpy as np
     return np.flatnonzero(bad)
