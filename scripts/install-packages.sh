@@ -12,6 +12,8 @@ packages=(
   libfmt-dev       # used header-only
   libgtest-dev
   libgmock-dev
+  python3-dev      # Python.h, for the Python package's compiled module (pip install ., scripts/test-python.sh)
+  python3-venv     # the virtual environment scripts/test-python.sh installs the package into
 )
 
 missing=()
@@ -33,13 +35,6 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
   fi
   as_root=(sudo)
-fi
-echo "install-packages: installing them needs root, and sudo is not available; as root, run:" >&2
-    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
-    exit 1
-  else
-    as_root=(sudo)  # sudo asks for the password
-  fi
 fi
 echo "install-packages: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive

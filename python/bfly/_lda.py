@@ -1,0 +1,297 @@
+"""bfly.LDA: LDA topic models in the style of scikit-learn's LatentDirichletAllocation, trained by bfly-lda's
+trainer (lda/): uncollapsed Gibbs iterations whose z-step is the generated butterfly kernel, on the GPU when one
+can be used, else the same kernel on the CPU (compiled at run time, bfly._cpu)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from . import _bfly, _cpu
+from ._sample import sample
+
+logger = logging.getLogger("bfly")
+
+_DTYPES = {"float32": "f32", "f32": "f32", "float64": "f64", "f64": "f64"}
+_FORMAT = "bfly.LDA 1"
+
+
+def _cpu_kernel_for(spec):
+    return _cpu.kernel(spec)
+
+
+def _tokens_of(X, vocabulary):
+    """(doc lengths, word ids, vocabulary) of a document-term matrix or of token lists. With token lists and
+    vocabulary None, the vocabulary is built: words by decreasing frequency, ties alphabetical."""
+    if isinstance(X, (list, tuple)):
+        if vocabulary is None:
+            counts = Counter(word for doc in X for word in doc)
+            vocabulary = sorted(counts, key=lambda word: (-counts[word], word))
+        index = {word: i for i, word in enumerate(vocabulary)}
+        docs = []
+        for m, doc in enumerate(X):
+            if isinstance(doc, str):
+                raise TypeError(f"X[{m}] is a string; X must be a list of token lists (e.g. text.split()), or a "
+                                "document-term matrix")
+            docs.append([index[word] for word in doc if word in index])
+        lengths = np.array([len(doc) for doc in docs], dtype=np.int64)
+        words = np.fromiter((w for doc in docs for w in doc), dtype=np.int32, count=int(lengths.sum()))
+        return lengths, words, list(vocabulary)
+    try:
+        import scipy.sparse as sparse
+    except ImportError:  # dense matrices work without SciPy
+        sparse = None
+    if sparse is not None and sparse.issparse(X):
+        csr = sparse.csr_matrix(X, copy=True)  # sum_duplicates below must not touch the caller's matrix
+    elif isinstance(X, np.ndarray) and X.ndim == 2:
+        if sparse is None:
+            rows, cols = np.nonzero(X)
+            return _from_entries(X.shape, rows, cols, X[rows, cols], vocabulary)
+        csr = sparse.csr_matrix(X)
+    else:
+        raise TypeError(f"X must be a scipy.sparse document-term matrix, a 2-D NumPy array of counts, or a list of "
+                        f"token lists, not {type(X).__name__}")
+    csr.sum_duplicates()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    return _from_entries(csr.shape, rows, csr.indices, csr.data, vocabulary)
+
+
+def _from_entries(shape, rows, cols, values, vocabulary):
+    D, V = shape
+    values = np.asarray(values)
+    if values.size and (np.any(values < 0) or np.any(values != np.round(values))):
+        raise ValueError("X must hold non-negative integer counts")
+    counts = values.astype(np.int64)
+    if vocabulary is None:
+        vocabulary = [str(i) for i in range(V)]
+    elif len(vocabulary) != V:
+        raise ValueError(f"vocabulary has {len(vocabulary)} words, but X has {V} columns")
+    lengths = np.bincount(rows, weights=counts, minlength=D).astype(np.int64)
+    words = np.repeat(np.asarray(cols, dtype=np.int32), counts)  # entries are in row order (CSR)
+    return lengths, words, list(vocabulary)
+
+
+class LDA:
+    """Latent Dirichlet allocation with `n_topics` topics, trained by Gibbs sampling with bfly's kernels.
+
+    Parameters (scikit-learn's names in brackets): alpha [doc_topic_prior] and beta [topic_word_prior], the
+    symmetric Dirichlet priors (bfly-lda's defaults); iterations [max_iter]; seed [random_state] (every draw of
+    a run is fixed by the seed and the corpus); dtype "float32" or "float64"; device "auto" (the GPU when one can
+    be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps) or
+    "draw"; threads for the CPU parts (0: all cores); callback(iteration, ll_per_token), called every
+    `progress_every` iterations (also logged on the "bfly" logger at INFO).
+
+    After fit: components_ (n_topics x V: word-topic counts plus beta, scikit-learn's meaning), topic_word_
+    (components_ normalised per topic), doc_topic_ (D x n_topics, input order), vocabulary_, engine_ (what ran:
+    "gpu ..." or "cpu ..."), device_ ("gpu" or "cpu"), loglik_ (ll per token after each iteration).
+    """
+
+    def __init__(self, n_topics=10, *, alpha=0.1, beta=0.01, iterations=200, seed=1, dtype="float32",
+                 device="auto", estimate="mean", threads=0, callback=None, progress_every=10):
+        if not isinstance(n_topics, int) or isinstance(n_topics, bool) or not 1 <= n_topics <= 65536:
+            raise ValueError(f"n_topics = {n_topics!r}; it must be an integer in 1 .. 65536")
+        if not alpha > 0 or not beta > 0:
+            raise ValueError(f"alpha = {alpha!r} and beta = {beta!r} must both be positive")
+        if not isinstance(iterations, int) or iterations < 0:
+            raise ValueError(f"iterations = {iterations!r}; it must be an integer >= 0")
+        if str(dtype) not in _DTYPES:
+            raise ValueError(f"dtype = {dtype!r}; it must be 'float32' or 'float64'")
+        if device not in ("auto", "gpu", "cpu"):
+            raise ValueError(f"device = {device!r}; it must be 'auto', 'gpu' or 'cpu'")
+        if estimate not in ("mean", "draw"):
+            raise ValueError(f"estimate = {estimate!r}; it must be 'mean' or 'draw'")
+        if callback is not None and not callable(callback):
+            raise TypeError("callback must be callable as callback(iteration, ll_per_token)")
+        self.n_topics = n_topics
+        self.alpha = float(alpha)
+        self.beta = float(beta)
+        self.iterations = iterations
+        self.seed = int(seed)
+        self.dtype = str(dtype)
+        self.device = device
+        self.estimate = estimate
+        self.threads = threads
+        self.callback = callback
+        self.progress_every = progress_every
+        self._model = None
+
+    # ---- training ------------------------------------------------------------------------------------------
+    def fit(self, X, y=None, *, vocabulary=None):
+        """Trains on X: a scipy.sparse (or dense) document-term matrix of counts, D x V (vocabulary: its V
+        words, default "0".."V-1"), or a list of D token lists (the vocabulary is built from them). Empty
+        documents are left out of training; their doc_topic_ rows are uniform."""
+        lengths, words, vocabulary = _tokens_of(X, vocabulary)
+        if words.size == 0:
+            raise ValueError("X has no tokens: every document is empty")
+        self._corpus = self._corpus_arrays(lengths, words)
+        self.vocabulary_ = vocabulary
+        self._model = self._make_model(checkpoint=None)
+        self.loglik_ = []
+        self._train(self.iterations)
+        return self
+
+    def fit_transform(self, X, y=None, *, vocabulary=None):
+        """fit(X), then the training documents' topic proportions (doc_topic_)."""
+        return self.fit(X, vocabulary=vocabulary).doc_topic_
+
+    def _corpus_arrays(self, lengths, words):
+        # Documents sorted by decreasing length (ties in input order), as bfly-lda trains them; doc_ids map back.
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        kept = np.flatnonzero(lengths > 0)
+        order = kept[np.argsort(-lengths[kept], kind="stable")]
+        sorted_words = np.concatenate([words[offsets[m]:offsets[m + 1]] for m in order]).astype(np.int32)
+        doc_offsets = np.concatenate([[0], np.cumsum(lengths[order])]).astype(np.int64)
+        return {"doc_offsets": doc_offsets, "words": sorted_words, "doc_ids": order.astype(np.int64),
+                "input_documents": np.int64(len(lengths))}
+
+    def _make_model(self, checkpoint):
+        c = self._corpus
+        model = _bfly.LdaModel(c["doc_offsets"], c["words"], c["doc_ids"], self.vocabulary_,
+                               int(c["input_documents"]), _DTYPES[self.dtype], self.n_topics, self.alpha,
+                               self.beta, self.seed, self.estimate, self.threads, self.device, checkpoint,
+                               _cpu_kernel_for)
+        self.engine_ = model.engine
+        self.device_ = "gpu" if self.engine_.startswith("gpu") else "cpu"
+        if self.device == "auto" and self.device_ == "cpu":
+            available, why = _bfly.gpu_available()
+            logger.info("bfly.LDA: no GPU (%s); training on the CPU: %s", why, self.engine_)
+        else:
+            logger.info("bfly.LDA: training on %s", self.engine_)
+        return model
+
+    def _train(self, iterations):
+        for _ in range(iterations):
+            iteration, ll, _, _ = self._model.step()
+            self.loglik_.append(ll)
+            if self.progress_every and iteration % self.progress_every == 0:
+                logger.info("bfly.LDA: iteration %d  ll/token %.6f", iteration, ll)
+                if self.callback is not None:
+                    self.callback(iteration, ll)
+        self._read_state()
+
+    def _read_state(self):
+        m = self._model
+        self.components_ = m.word_topic_counts().T + self.beta
+        self.topic_word_ = self.components_ / self.components_.sum(axis=1, keepdims=True)
+        self._phi = m.phi()  # V x K, the trainer's current estimate (what the z-step used)
+        doc_topic = np.full((int(self._corpus["input_documents"]), self.n_topics), 1.0 / self.n_topics)
+        doc_topic[self._corpus["doc_ids"]] = m.theta()
+        self.doc_topic_ = doc_topic
+        self.n_iter_ = m.iteration
+
+    def _check_fitted(self):
+        if self._model is None:
+            raise RuntimeError("this LDA is not fitted yet: call fit(X) or LDA.load(path) first")
+
+    # ---- results -------------------------------------------------------------------------------------------
+    def top_words(self, n=10):
+        """The n most probable words of each topic, most probable first: a list of n_topics lists."""
+        self._check_fitted()
+        return [[self.vocabulary_[w] for w in self._model.top_words(k, n)] for k in range(self.n_topics)]
+
+    def transform(self, X, *, iterations=50, burn_in=None, seed=None):
+        """Topic proportions of new documents (X as for fit; token lists use the fitted vocabulary, unknown
+        words are dropped) with the topics fixed: `iterations` Gibbs sweeps that draw each token's topic from
+        theta[doc] * topic_word_[:, word] with bfly.sample (on the CPU, the generated kernel) and re-estimate
+        theta = (n_dk + alpha) / (N_d + K alpha); the estimates after `burn_in` sweeps (default: half) are
+        averaged. Empty documents get uniform proportions. Returns D x n_topics (rows sum to 1)."""
+        self._check_fitted()
+        lengths, words, _ = _tokens_of(X, self.vocabulary_ if isinstance(X, (list, tuple)) else None)
+        if not isinstance(X, (list, tuple)) and X.shape[1] != len(self.vocabulary_):
+            raise ValueError(f"X has {X.shape[1]} columns, but the model has {len(self.vocabulary_)} words")
+        return self._fixed_topic_gibbs(lengths, words, iterations, burn_in, seed)
+
+    def _fixed_topic_gibbs(self, lengths, words, iterations, burn_in, seed):
+        K, D = self.n_topics, len(lengths)
+        if iterations < 1:
+            raise ValueError(f"iterations = {iterations}; it must be >= 1")
+        burn_in = iterations // 2 if burn_in is None else burn_in
+        if not 0 <= burn_in < iterations:
+            raise ValueError(f"burn_in = {burn_in}; it must be in 0 .. iterations - 1")
+        seed = self.seed if seed is None else seed
+        dtype = np.float32 if _DTYPES[self.dtype] == "f32" else np.float64
+        word_topic = np.ascontiguousarray(self.topic_word_.T, dtype=dtype)  # V x K
+        doc_of = np.repeat(np.arange(D), lengths)
+        theta = np.full((D, K), 1.0 / K)
+        total = np.zeros((D, K))
+        rows_per_call = max(1, (1 << 22) // K)
+        calls = max(1, -(-len(words) // rows_per_call))
+        for sweep in range(iterations):
+            z = np.empty(len(words), dtype=np.int32)
+            for c in range(calls):  # each call its own Philox iteration, so row numbers may repeat across calls
+                part = slice(c * rows_per_call, (c + 1) * rows_per_call)
+                weights = (theta[doc_of[part]].astype(dtype) * word_topic[words[part]])
+                z[part] = sample(weights, seed=seed, offset=sweep * calls + c)
+            counts = np.zeros((D, K))
+            np.add.at(counts, (doc_of, z), 1)
+            theta = (counts + self.alpha) / (lengths[:, None] + K * self.alpha)
+            if sweep >= burn_in:
+                total += theta
+        return total / (iterations - burn_in)
+
+    def score(self, X, **transform_options):
+        """The log-likelihood of X's tokens under the model: sum over tokens of log sum_k theta[d, k] *
+        topic_word_[k, w], with theta from transform(X) (a plug-in estimate on the documents themselves, not
+        scikit-learn's variational bound; higher is better)."""
+        ll, _ = self._log_likelihood(X, transform_options)
+        return ll
+
+    def perplexity(self, X, **transform_options):
+        """exp(-score(X) / tokens): lower is better."""
+        ll, tokens = self._log_likelihood(X, transform_options)
+        return float(np.exp(-ll / tokens))
+
+    def _log_likelihood(self, X, transform_options):
+        theta = self.transform(X, **transform_options)
+        lengths, words, _ = _tokens_of(X, self.vocabulary_ if isinstance(X, (list, tuple)) else None)
+        if words.size == 0:
+            raise ValueError("X has no tokens known to the model")
+        doc_of = np.repeat(np.arange(len(lengths)), lengths)
+        p = np.einsum("tk,kt->t", theta[doc_of], self.topic_word_[:, words])
+        return float(np.log(p).sum()), int(words.size)
+
+    # ---- files ---------------------------------------------------------------------------------------------
+    def save(self, path):
+        """Writes the model into the directory `path`: checkpoint.bin (bfly-lda's checkpoint: resumable exactly,
+        by LDA.load or by bfly-lda --resume on the same corpus), corpus.npz (the training corpus in the
+        trainer's order) and model.json (the parameters and the vocabulary)."""
+        self._check_fitted()
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self._model.save_checkpoint(str(path / "checkpoint.bin"))
+        np.savez(path / "corpus.npz", **self._corpus)
+        settings = {"format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
+                    "iterations": self.iterations, "seed": self.seed, "dtype": self.dtype,
+                    "estimate": self.estimate, "vocabulary": self.vocabulary_, "loglik": self.loglik_}
+        temporary = path / "model.json.tmp"
+        temporary.write_text(json.dumps(settings))
+        os.replace(temporary, path / "model.json")
+
+    @classmethod
+    def load(cls, path, *, device="auto", threads=0):
+        """The model saved in `path` by save(), resumed on `device` at the iteration it was saved at."""
+        path = Path(path)
+        settings = json.loads((path / "model.json").read_text())
+        if settings.get("format") != _FORMAT:
+            raise ValueError(f"{path / 'model.json'} is not a bfly.LDA model (format {settings.get('format')!r})")
+        model = cls(settings["n_topics"], alpha=settings["alpha"], beta=settings["beta"],
+                    iterations=settings["iterations"], seed=settings["seed"], dtype=settings["dtype"],
+                    device=device, estimate=settings["estimate"], threads=threads)
+        with np.load(path / "corpus.npz") as corpus:
+            model._corpus = {name: corpus[name] for name in corpus.files}
+        model.vocabulary_ = settings["vocabulary"]
+        model.loglik_ = list(settings["loglik"])
+        model._model = model._make_model(checkpoint=str(path / "checkpoint.bin"))
+        model._read_state()
+        return model
+
+    def continue_fit(self, iterations):
+        """Runs `iterations` more iterations of the same run (a loaded model continues where it was saved)."""
+        self._check_fitted()
+        self._train(iterations)
+        return self

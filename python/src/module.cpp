@@ -1,0 +1,381 @@
+// bfly._bfly: the compiled half of the Python package. It binds what the Python layer (python/bfly/) cannot do
+// itself: the kernel specs and generator, NVRTC inspection, launches on the GPU through bfly::rt::Sampler, running
+// a generated kernel compiled by the host C++ compiler on the CPU (bfly/lockstep.hpp), and the LDA trainer.
+//
+// Every function here takes plain values (pointers as integers, element types as tags): the Python layer checks
+// the arrays of each framework (shape, dtype, device, strides) and names the bad argument; bfly::Error from below
+// reaches Python as bfly.Error.
+#include "bfly/emit/cpu_launcher.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/error.hpp"
+#include "bfly/jit/driver.hpp"
+#include "bfly/jit/inspect.hpp"
+#include "bfly/lda/corpus.hpp"
+#include "bfly/lda/generated_zstep.hpp"
+#include "bfly/lda/gpu_engine.hpp"
+#include "bfly/lda/reference.hpp"
+#include "bfly/lda/trainer.hpp"
+#include "bfly/ops/sampler.hpp"
+#include "bfly/spec/choose.hpp"
+#include "bfly/spec/kernel_spec.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+// The Python package compiles the CPU kernels it needs at run time (python/bfly/_cpu.py), so its build holds no
+// kernel compiled in at build time: bfly-lda's table of them (lda/CMakeLists.txt, BFLY_LDA_CPU_KERNELS) is empty
+// here, and GeneratedCpuZStep runs the kernels that CpuKernelLibrary loads.
+namespace bfly::lda {
+std::span<const CompiledZKernel> compiled_z_kernels() { return {}; }
+}  // namespace bfly::lda
+
+namespace {
+
+using bfly::gen::ElementType;
+using bfly::gen::KernelSpec;
+
+// The entry point every CPU kernel library exports (cpu_translation_unit writes it).
+constexpr const char* kCpuEntryPoint = "bfly_cpu_launch";
+using CpuLaunch = void (*)(long long, unsigned int, unsigned int, void**);
+
+// The C++ translation unit that runs `spec`'s kernel on the CPU: bfly/lockstep.hpp, the generated source with
+// bfly's fragments pasted in (the text NVRTC compiles, unchanged), its launcher, and an extern "C" entry point.
+std::string cpu_translation_unit(const KernelSpec& spec) {
+  const bfly::gen::Source source = bfly::gen::generate(spec);
+  return fmt::format(
+      "// {}: the generated kernel for CPU execution (bfly/lockstep.hpp), written by the bfly Python package.\n"
+      "#include \"bfly/lockstep.hpp\"\n\n{}\n{}\n"
+      "extern \"C\" void {}(long long workers, unsigned int grid, unsigned int threads, void** args) {{\n"
+      "  bfly_cpu_launcher(workers, grid, threads, args);\n}}\n",
+      source.kernel_name, bfly::gen::inline_headers(source),
+      bfly::gen::cpu_launcher(source, bfly::gen::family(source.family), "bfly_cpu_launcher"), kCpuEntryPoint);
+}
+
+// A shared library built from cpu_translation_unit(spec), opened once and kept for the process.
+class CpuKernelLibrary {
+ public:
+  CpuKernelLibrary(const std::string& path, const KernelSpec& spec)
+      : spec_(spec), name_(bfly::gen::kernel_name(spec)), family_(bfly::gen::family_of(spec).name) {
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) throw bfly::Error(fmt::format("cannot load the CPU kernel {}: {}", path, dlerror()));
+    auto launch = reinterpret_cast<CpuLaunch>(dlsym(handle_, kCpuEntryPoint));
+    if (launch == nullptr) {
+      dlclose(handle_);
+      throw bfly::Error(fmt::format("{} has no entry point {}; delete it so that it is rebuilt", path, kCpuEntryPoint));
+    }
+    kernel_.spec = spec_;
+    kernel_.kernel = bfly::cpu::CpuKernel{name_, family_, bfly::gen::launch_geometry(spec_), launch};
+  }
+  CpuKernelLibrary(const CpuKernelLibrary&) = delete;
+  CpuKernelLibrary& operator=(const CpuKernelLibrary&) = delete;
+  // The library stays loaded: a GeneratedCpuZStep may still point at its kernel, and unloading saves nothing.
+  ~CpuKernelLibrary() = default;
+
+  const KernelSpec& spec() const { return spec_; }
+  const bfly::lda::CompiledZKernel& compiled() const { return kernel_; }
+
+  // Draws one category per row of host `weights` into host `out` (sample kernels only).
+  void sample(std::uintptr_t weights, long long M, long long ld, std::uintptr_t out, std::uint64_t seed,
+              std::uint32_t iteration, long long workers) const {
+    if (spec_.operation != bfly::gen::Operation::sample)
+      throw bfly::Error(fmt::format("{} is not a sampling kernel", name_));
+    bfly::gen::PackedArgs args = bfly::rt::sample_arguments(spec_, reinterpret_cast<const void*>(weights), M, ld,
+                                                            reinterpret_cast<int*>(out), seed, iteration);
+    nb::gil_scoped_release unlocked;
+    bfly::cpu::run(kernel_.kernel, args, workers);
+  }
+
+ private:
+  KernelSpec spec_;
+  std::string name_;
+  std::string family_;
+  void* handle_ = nullptr;
+  bfly::lda::CompiledZKernel kernel_;
+};
+
+// One Sampler per Python thread, enqueueing only: invalid rows are read from the draws (-1) by the caller, so a
+// call never waits for the stream.
+bfly::rt::Sampler& thread_sampler() {
+  thread_local bfly::rt::Sampler sampler([] {
+    bfly::rt::SamplerOptions options;
+    options.report_invalid_rows = false;
+    return options;
+  }());
+  return sampler;
+}
+
+ElementType parse_type(const std::string& tag) { return bfly::gen::parse_element_type(tag); }
+
+KernelSpec sample_spec(int K, const std::string& type, std::optional<int> W, std::optional<std::string> variant,
+                       std::optional<int> R) {
+  bfly::gen::SampleChoice forced;
+  forced.W = W;
+  forced.R = R;
+  if (variant) forced.variant = bfly::gen::parse_variant(*variant);
+  if (K < 1 || K > KernelSpec::kMaxK)
+    throw bfly::Error(fmt::format("K = {} is out of range; K must be in 1 .. {}", K, KernelSpec::kMaxK));
+  return bfly::gen::choose_sample_spec(K, parse_type(type), forced);
+}
+
+// ---- LDA -----------------------------------------------------------------------------------------------------
+
+// A trainer of element type float or double over a corpus it owns, with the engine chosen at construction.
+class LdaModel {
+ public:
+  LdaModel(nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> doc_offsets,
+           nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words,
+           nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> doc_ids,
+           std::vector<std::string> vocab, std::int64_t input_documents, const std::string& type, int topics,
+           double alpha, double beta, std::uint64_t seed, const std::string& estimate, int threads,
+           const std::string& device, std::optional<std::string> checkpoint, nb::object cpu_kernel_for) {
+    corpus_ = std::make_unique<bfly::lda::Corpus>();
+    corpus_->doc_offsets.assign(doc_offsets.data(), doc_offsets.data() + doc_offsets.shape(0));
+    corpus_->words.assign(words.data(), words.data() + words.shape(0));
+    corpus_->doc_ids.assign(doc_ids.data(), doc_ids.data() + doc_ids.shape(0));
+    corpus_->vocab = std::move(vocab);
+    corpus_->input_documents = input_documents;
+    corpus_->check();
+    bfly::lda::TrainerOptions options;
+    options.topics = topics;
+    options.priors = {alpha, beta};
+    options.seed = seed;
+    options.threads = threads;
+    if (estimate == "mean") {
+      options.estimate = bfly::lda::Estimate::mean;
+    } else if (estimate == "draw") {
+      options.estimate = bfly::lda::Estimate::draw;
+    } else {
+      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean' or 'draw'", estimate));
+    }
+    const ElementType element = parse_type(type);
+    if (element == ElementType::f32) {
+      trainer_ = make_trainer<float>(options, device, checkpoint, cpu_kernel_for);
+    } else if (element == ElementType::f64) {
+      trainer_ = make_trainer<double>(options, device, checkpoint, cpu_kernel_for);
+    } else {
+      throw bfly::Error(fmt::format("LDA trains in f32 or f64, not {}", type));
+    }
+  }
+
+  std::string engine() const {
+    return std::visit([](const auto& t) { return t->engine().name(); }, trainer_);
+  }
+  // One iteration: (iteration, ll per token, z-step seconds, iteration seconds).
+  std::tuple<std::uint32_t, double, double, double> step() {
+    nb::gil_scoped_release unlocked;
+    const bfly::lda::IterationStats stats = std::visit([](auto& t) { return t->step(); }, trainer_);
+    return {stats.iteration, stats.ll_per_token, stats.zstep_seconds, stats.iteration_seconds};
+  }
+  std::uint32_t iteration() const {
+    return std::visit([](const auto& t) { return t->iteration(); }, trainer_);
+  }
+  double ll_per_token() const {
+    return std::visit([](const auto& t) { return t->ll_per_token(); }, trainer_);
+  }
+  void save_checkpoint(const std::string& path) const {
+    std::visit([&](const auto& t) { t->save_checkpoint(path); }, trainer_);
+  }
+  // phi (V x K) and theta (D x K, corpus order) as float64 NumPy arrays, and the topic counts n_wk (V x K).
+  nb::ndarray<nb::numpy, double, nb::ndim<2>> phi() const {
+    return std::visit([&](const auto& t) { return to_numpy(t->phi(), corpus_->vocab_size()); }, trainer_);
+  }
+  nb::ndarray<nb::numpy, double, nb::ndim<2>> theta() const {
+    return std::visit([&](const auto& t) { return to_numpy(t->theta(), corpus_->num_docs()); }, trainer_);
+  }
+  nb::ndarray<nb::numpy, double, nb::ndim<2>> word_topic_counts() const {
+    return std::visit([&](const auto& t) { return to_numpy(t->counts().word_topic, corpus_->vocab_size()); },
+                      trainer_);
+  }
+  std::vector<std::int32_t> top_words(int k, int count) const {
+    return std::visit([&](const auto& t) { return t->top_words(k, count); }, trainer_);
+  }
+
+ private:
+  template <typename T>
+  using TrainerPtr = std::unique_ptr<bfly::lda::Trainer<T>>;
+
+  // GPU when asked or available ("auto"), else the GPU's generated z-step kernel on the CPU, compiled at run time
+  // by cpu_kernel_for(spec) (a CpuKernelLibrary); with a checkpoint, the run it saved resumes.
+  template <typename T>
+  TrainerPtr<T> make_trainer(const bfly::lda::TrainerOptions& options, const std::string& device,
+                             const std::optional<std::string>& checkpoint, nb::object cpu_kernel_for) {
+    std::unique_ptr<bfly::lda::IterationEngine<T>> engine;
+    std::string why;
+    if (device != "auto" && device != "gpu" && device != "cpu")
+      throw bfly::Error(fmt::format("device = '{}'; it must be 'auto', 'gpu' or 'cpu'", device));
+    if (device == "gpu" || (device == "auto" && bfly::lda::gpu_available(&why))) {
+      engine = bfly::lda::gpu_engine<T>();
+    } else {
+      const KernelSpec spec = bfly::lda::gpu_z_spec<T>(options.topics, {}, bfly::lda::mean_document_length(*corpus_));
+      library_owner_ = cpu_kernel_for(spec);
+      library_ = nb::cast<CpuKernelLibrary*>(library_owner_);
+      engine = bfly::lda::cpu_engine<T>(
+          std::make_unique<bfly::lda::GeneratedCpuZStep<T>>(library_->compiled(), options.threads));
+    }
+    if (checkpoint)
+      return std::make_unique<bfly::lda::Trainer<T>>(
+          bfly::lda::Trainer<T>::resume(*corpus_, *checkpoint, options.threads, std::move(engine)));
+    return std::make_unique<bfly::lda::Trainer<T>>(*corpus_, options, std::move(engine));
+  }
+
+  template <typename V>
+  nb::ndarray<nb::numpy, double, nb::ndim<2>> to_numpy(const std::vector<V>& values, std::int64_t rows) const {
+    const std::size_t cols = values.size() / static_cast<std::size_t>(rows > 0 ? rows : 1);
+    auto* copy = new double[values.size()];
+    for (std::size_t i = 0; i < values.size(); ++i) copy[i] = static_cast<double>(values[i]);
+    nb::capsule owner(copy, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+    return nb::ndarray<nb::numpy, double, nb::ndim<2>>(copy, {static_cast<std::size_t>(rows), cols}, owner);
+  }
+
+  std::unique_ptr<bfly::lda::Corpus> corpus_;
+  std::variant<TrainerPtr<float>, TrainerPtr<double>> trainer_;
+  CpuKernelLibrary* library_ = nullptr;
+  nb::object library_owner_;  // keeps the CPU kernel's library alive while the engine runs it
+};
+
+}  // namespace
+
+NB_MODULE(_bfly, m) {
+  m.doc() = "bfly's compiled core: specs, generator, NVRTC inspection, GPU launches, CPU kernels, LDA trainer.";
+  nb::exception<bfly::Error>(m, "Error", PyExc_RuntimeError);
+
+  m.def("version", [] { return std::string(bfly::gen::bfly_version()); });
+  m.def("gpu_available", [] {
+    std::string why;
+    const bool ok = bfly::rt::gpu_available(&why);
+    return std::make_tuple(ok, why);
+  });
+  m.def("element_size", [](const std::string& type) { return bfly::gen::size_of(parse_type(type)); });
+  m.def("max_categories", [] { return KernelSpec::kMaxK; });
+
+  nb::class_<KernelSpec>(m, "KernelSpec")
+      .def_ro("W", &KernelSpec::W)
+      .def_ro("K", &KernelSpec::K)
+      .def_ro("R", &KernelSpec::R)
+      .def_prop_ro("type", [](const KernelSpec& s) { return std::string(bfly::gen::name_of(s.type)); })
+      .def_prop_ro("variant", [](const KernelSpec& s) { return std::string(bfly::gen::name_of(s.variant)); })
+      .def_prop_ro("operation", [](const KernelSpec& s) { return std::string(bfly::gen::name_of(s.operation)); })
+      .def_prop_ro("name", [](const KernelSpec& s) { return bfly::gen::kernel_name(s); })
+      .def("describe", [](const KernelSpec& s) { return bfly::gen::describe(s); })
+      .def("__eq__", [](const KernelSpec& a, const KernelSpec& b) { return a == b; })
+      .def("__repr__", [](const KernelSpec& s) { return fmt::format("KernelSpec({})", bfly::gen::describe(s)); });
+
+  m.def("sample_spec", &sample_spec, "K"_a, "type"_a, "W"_a = nb::none(), "variant"_a = nb::none(),
+        "R"_a = nb::none());
+  m.def("parse_kernel_name", [](const std::string& name) {
+    KernelSpec spec = bfly::gen::parse_kernel_name(name);
+    spec.validate();
+    return spec;
+  });
+  // generate: (kernel name, source as NVRTC receives it, source with the fragments pasted in, family, description)
+  m.def("generate", [](const KernelSpec& spec) {
+    const bfly::gen::Source source = bfly::gen::generate(spec);
+    return std::make_tuple(source.kernel_name, source.text, bfly::gen::inline_headers(source), source.family,
+                           bfly::gen::describe(source));
+  });
+  m.def("cpu_translation_unit", &cpu_translation_unit);
+
+  // inspect: compile through the kernel cache for `arch` (None: the current device) and report.
+  m.def(
+      "inspect",
+      [](const KernelSpec& spec, std::optional<std::string> arch) {
+        bfly::rt::KernelReport r;
+        {
+          nb::gil_scoped_release unlocked;
+          r = bfly::rt::inspect(spec, arch);
+        }
+        nb::dict d;
+        d["kernel_name"] = r.kernel_name;
+        d["description"] = r.description;
+        d["arch"] = r.arch.option();
+        d["options"] = r.options;
+        d["resources_known"] = r.resources.known;
+        d["registers"] = r.resources.registers;
+        d["spill_store_bytes"] = r.resources.spill_store_bytes;
+        d["spill_load_bytes"] = r.resources.spill_load_bytes;
+        d["local_bytes"] = r.resources.local_bytes;
+        d["static_shared_bytes"] = r.resources.static_shared_bytes;
+        d["cache_entry"] = r.cache_entry;
+        d["cache_level"] = std::string(bfly::rt::name_of(r.level));
+        d["text"] = bfly::rt::format_report(r);
+        return d;
+      },
+      "spec"_a, "arch"_a = nb::none());
+  m.def("cache_directory", [] {
+    const auto dir = bfly::rt::cache_directory();
+    return dir ? std::optional<std::string>(dir->string()) : std::nullopt;
+  });
+
+  nb::class_<CpuKernelLibrary>(m, "CpuKernelLibrary")
+      .def(nb::init<const std::string&, const KernelSpec&>(), "path"_a, "spec"_a)
+      .def_prop_ro("spec", &CpuKernelLibrary::spec)
+      .def("sample", &CpuKernelLibrary::sample, "weights"_a, "M"_a, "ld"_a, "out"_a, "seed"_a, "iteration"_a,
+           "workers"_a);
+
+  // GPU: weights and out are device pointers in the current context, stream a CUstream (0: the legacy default).
+  m.def(
+      "sample_device",
+      [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld, std::uintptr_t out,
+         std::uint64_t seed, std::uint32_t iteration, std::uintptr_t stream) {
+        thread_sampler().sample(reinterpret_cast<const void*>(weights), parse_type(type), M, K, ld,
+                                reinterpret_cast<int*>(out), seed, iteration, reinterpret_cast<CUstream_st*>(stream));
+      },
+      "weights"_a, "type"_a, "M"_a, "K"_a, "ld"_a, "out"_a, "seed"_a, "iteration"_a, "stream"_a);
+  // For bench/: seconds per Sampler::sample call made `calls` times from C++ (the same enqueue-only sampler as
+  // sample_device), the stream synchronized before and after the timed loop.
+  m.def("time_cpp_calls", [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld,
+                             std::uintptr_t out, std::uintptr_t stream, int calls) {
+    const ElementType element = parse_type(type);
+    bfly::rt::Sampler& sampler = thread_sampler();
+    auto* s = reinterpret_cast<CUstream_st*>(stream);
+    nb::gil_scoped_release unlocked;
+    sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1, 0, s);
+    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i)
+      sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1,
+                     static_cast<std::uint32_t>(i), s);
+    const auto enqueued = std::chrono::steady_clock::now();
+    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
+    const auto done = std::chrono::steady_clock::now();
+    return std::make_tuple(std::chrono::duration<double>(enqueued - start).count() / calls,
+                           std::chrono::duration<double>(done - start).count() / calls);
+  });
+
+  nb::class_<LdaModel>(m, "LdaModel")
+      .def(nb::init<nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
+                    nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
+                    nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
+                    std::vector<std::string>, std::int64_t, const std::string&, int, double, double, std::uint64_t,
+                    const std::string&, int, const std::string&, std::optional<std::string>, nb::object>(),
+           "doc_offsets"_a, "words"_a, "doc_ids"_a, "vocab"_a, "input_documents"_a, "type"_a, "topics"_a, "alpha"_a,
+           "beta"_a, "seed"_a, "estimate"_a, "threads"_a, "device"_a, "checkpoint"_a.none(), "cpu_kernel_for"_a)
+      .def_prop_ro("engine", &LdaModel::engine)
+      .def_prop_ro("iteration", &LdaModel::iteration)
+      .def_prop_ro("ll_per_token", &LdaModel::ll_per_token)
+      .def("step", &LdaModel::step)
+      .def("save_checkpoint", &LdaModel::save_checkpoint)
+      .def("phi", &LdaModel::phi)
+      .def("theta", &LdaModel::theta)
+      .def("word_topic_counts", &LdaModel::word_topic_counts)
+      .def("top_words", &LdaModel::top_words);
+}

@@ -1,0 +1,130 @@
+"""bfly.sample on the GPU (marked gpu: skipped without a device and driver): PyTorch and CuPy arrays are taken
+without a copy, the kernel runs on the caller's current stream, and the GPU draws what the CPU draws."""
+
+import numpy as np
+import pytest
+
+import bfly
+
+pytestmark = pytest.mark.gpu
+
+
+def random_weights(rng, M, K, dtype=np.float32):
+    w = rng.random((M, K)).astype(dtype)
+    w[rng.random((M, K)) < 0.3] = 0
+    w[:, 0] += dtype(0.25)
+    return w
+
+
+@pytest.fixture(scope="module")
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA device")
+    return torch
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    cupy = pytest.importorskip("cupy")
+    return cupy
+
+
+@pytest.mark.parametrize("K", [3, 100, 4099])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_torch_draws_equal_the_cpu_draws(torch, K, dtype):
+    rng = np.random.default_rng()
+    w = torch.from_numpy(random_weights(rng, 2000, K)).to(getattr(torch, dtype))
+    seed = int(rng.integers(2**63))
+    gpu = bfly.sample(w.cuda(), seed=seed, offset=7)
+    assert gpu.is_cuda and gpu.dtype == torch.int32 and gpu.shape == (2000,)
+    cpu = bfly.sample(w, seed=seed, offset=7)  # a CPU tensor: the generated kernel compiled for the CPU
+    assert torch.equal(gpu.cpu(), cpu)
+
+
+def test_torch_several_draws_invalid_rows_and_strided_rows(torch):
+    rng = np.random.default_rng()
+    wide = torch.from_numpy(random_weights(rng, 2000, 96)).cuda()
+    w = wide[:, :80]  # row stride 96 > K: read in place
+    w[5, 3] = -1
+    w[77] = 0
+    w[1999, 0] = float("nan")
+    seed = int(rng.integers(2**63))
+    draws = bfly.sample(w, 3, seed=seed, offset=2)
+    assert draws.shape == (2000, 3) and draws.is_contiguous()
+    expected = bfly.sample(w.cpu().numpy(), 3, seed=seed, offset=2)
+    assert np.array_equal(draws.cpu().numpy(), expected)
+    invalid = bfly.invalid_rows(draws)
+    assert invalid.is_cuda and invalid.tolist() == [5, 77, 1999]
+
+
+def test_torch_current_stream_is_used(torch):
+    # The weights are written on a side stream after a long sleep; bfly.sample on that stream must see them.
+    # Launched on any other stream (torch's side streams do not synchronise with the default one) it would read
+    # the zeros and return -1 for every row.
+    rng = np.random.default_rng()
+    host = torch.from_numpy(random_weights(rng, 4096, 64)).pin_memory()
+    w = torch.zeros(host.shape, device="cuda")
+    side = torch.cuda.Stream()
+    seed = int(rng.integers(2**63))
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # about 0.1 s
+        w.copy_(host, non_blocking=True)
+        draws = bfly.sample(w, seed=seed)
+    side.synchronize()
+    assert torch.equal(draws.cpu(), bfly.sample(host, seed=seed))
+
+
+def test_torch_no_copies(torch):
+    rng = np.random.default_rng()
+    w = torch.from_numpy(random_weights(rng, 3000, 500)).cuda()[:, :400]
+    out = torch.empty(3000, dtype=torch.int32, device="cuda")
+    bfly.sample(w, seed=1, out=out)  # compile and load first
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    result = bfly.sample(w, seed=2, out=out)
+    assert result is out and torch.cuda.memory_allocated() == before
+    assert out.min().item() >= 0
+
+
+def test_torch_argument_errors(torch):
+    w = torch.ones(4, 10, device="cuda")
+    with pytest.raises(ValueError, match="out"):
+        bfly.sample(w, out=torch.empty(4, dtype=torch.int32))  # on the CPU
+    with pytest.raises(TypeError, match="out"):
+        bfly.sample(w, out=torch.empty(4, dtype=torch.int64, device="cuda"))
+    with pytest.raises(ValueError, match="weights"):
+        bfly.sample(w.t())
+    with pytest.raises(TypeError, match="weights"):
+        bfly.sample(w.int())
+
+
+def test_cupy_draws_equal_the_cpu_draws_on_the_current_stream(cupy):
+    rng = np.random.default_rng()
+    host = random_weights(rng, 3000, 257, np.float64)
+    seed = int(rng.integers(2**63))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        w = cupy.asarray(host)
+        draws = bfly.sample(w, seed=seed)
+        several = bfly.sample(w, 2, seed=seed)
+    stream.synchronize()
+    assert isinstance(draws, cupy.ndarray) and draws.dtype == cupy.int32
+    assert np.array_equal(cupy.asnumpy(draws), bfly.sample(host, seed=seed))
+    assert np.array_equal(cupy.asnumpy(several), bfly.sample(host, 2, seed=seed))
+    out = cupy.empty(3000, dtype=cupy.int32)
+    assert bfly.sample(w, seed=seed, out=out) is out
+    cupy.cuda.Device().synchronize()
+    assert np.array_equal(cupy.asnumpy(out), cupy.asnumpy(draws))
+
+
+def test_lda_trains_on_the_gpu():
+    from test_lda import fit_best_of_three, known_topic_corpus, topic_of_block
+
+    rng = np.random.default_rng()
+    X, truth = known_topic_corpus(rng, 200)
+    model = fit_best_of_three(rng, X, iterations=60, device="gpu")
+    assert model.device_ == "gpu" and model.engine_.startswith("gpu")
+    blocks = topic_of_block(model)
+    assert np.mean(model.doc_topic_.argmax(axis=1) == np.array([blocks[t] for t in truth])) > 0.95
