@@ -2,6 +2,7 @@
 // sample_split and sample_small through the Sampler, draw for draw against the CPU execution of the same generated
 // source, the Sampler's split scratch reused across calls, and the automatic choice for LLM-shaped batches.
 #include "bfly/ops/sampler.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"
