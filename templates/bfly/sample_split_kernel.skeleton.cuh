@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   const T* const row = weights + m * ld;
   {{S}}* const row_part_totals = part_totals + m * PARTS;
   __shared__ {{S}} scan[THREADS];  // the last CTA's inclusive scan of the chunk totals
-  __shared__ int flags[2];           // [0]: the row has an unusable weight; [1]: this CTA searches the row
+  __shared__ int flags[2];  // [0]: the row has an unusable weight; [1]: this CTA searches the row
   if (threadIdx.x == 0) flags[0] = 0;
   __syncthreads();
   bool bad = false;  // this lane loaded an unusable weight (negative, NaN, infinite)
@@ -57,12 +57,17 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   __threadfence();  // the other CTAs' part totals, published before their atomics, are read after ours
 
   // ---- Level 1 search (Algorithm 9 lines 7-12 over the part totals) ----
-  // Thread t sums the CHUNK_PARTS part totals of chunk t in order; an inclusive scan over the chunks in a fixed
-  // pattern (Hillis and Steele) gives the running total at the end of every chunk.
-  {{S}} chunk_total = {{S}}(0);
+  // Thread t sums the CHUNK_PARTS part totals of chunk t in order (all loaded first, so their L2 latencies
+  // overlap; parts past PARTS read as 0, and x + 0 is x); an inclusive scan over the chunks in a fixed pattern
+  // (Hillis and Steele) gives the running total at the end of every chunk.
   const int first_part = static_cast<int>(threadIdx.x) * CHUNK_PARTS;
-  for (int i = 0; i < CHUNK_PARTS && first_part + i < PARTS; ++i)
-    chunk_total += bfly::load_published(row_part_totals + first_part + i);
+  {{S}} chunk_parts[CHUNK_PARTS];
+#pragma unroll
+  for (int i = 0; i < CHUNK_PARTS; ++i)
+    chunk_parts[i] = first_part + i < PARTS ? bfly::load_published(row_part_totals + first_part + i) : {{S}}(0);
+  {{S}} chunk_total = {{S}}(0);
+#pragma unroll
+  for (int i = 0; i < CHUNK_PARTS; ++i) chunk_total += chunk_parts[i];
   scan[threadIdx.x] = chunk_total;
   __shared__ int chosen_part;
   __shared__ {{S}} part_target;  // u' less the running total before the chosen part, below the part's total
@@ -89,14 +94,16 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     {{S}} within = target - chunk_start;
     if (!(within < chunk_total)) within = bfly::value_below(chunk_total);
     {{S}} run = {{S}}(0);
-    for (int i = 0; i < CHUNK_PARTS && first_part + i < PARTS; ++i) {
-      const {{S}} part = bfly::load_published(row_part_totals + first_part + i);
+    bool found = false;
+#pragma unroll
+    for (int i = 0; i < CHUNK_PARTS; ++i) {
+      const {{S}} part = chunk_parts[i];
       const {{S}} next = run + part;
-      if (within < next) {
+      if (!found && within < next) {
         const {{S}} rest = within - run;
         chosen_part = first_part + i;
         part_target = rest < part ? rest : bfly::value_below(part);
-        break;
+        found = true;
       }
       run = next;
     }
