@@ -203,8 +203,8 @@ Options parse_options(int argc, char** argv) {
     }
   }
   for (int K : o.Ks) {
-    if (K < 1 || K > 65536) {
-      std::fprintf(stderr, "bfly-bench: K = %d outside [1, 65536]\n", K);
+    if (K < 1 || K > KernelSpec::kMaxK) {
+      std::fprintf(stderr, "bfly-bench: K = %d outside [1, %d]\n", K, KernelSpec::kMaxK);
       usage(2);
     }
   }

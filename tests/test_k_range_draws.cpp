@@ -223,6 +223,29 @@ TEST(SplitGeometry, RowsSpreadOverCtasAsTheSpecSays) {
   EXPECT_THROW(small.validate(), bfly::Error) << "split rows have no remnant: R must be 0";
 }
 
+// The split kernel's launch contract: a grid of fewer than M * CTAS_PER_ROW CTAs would leave a row without its
+// last CTA, so it traps (bfly::require_split_launch), as every generated kernel does on another launch.
+TEST(SplitLaunchContractDeathTest, TooSmallAGridTraps) {
+  const CpuKernel* kernel = nullptr;
+  for (const CpuKernel& k : bfly::test::cpu_split_kernels())
+    if (k.spec.K == 65536 && k.spec.type == ElementType::f32 && k.spec.variant == bfly::gen::Variant::addsub) kernel = &k;
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_EQ(kernel->cpu.geometry.ctas_per_row, 4);
+  EXPECT_DEATH(
+      {
+        const long long rows = 2;
+        std::vector<float> w(static_cast<std::size_t>(rows * 65536), 1.0f);
+        std::vector<int> out(rows);
+        Scratch scratch(*kernel, rows);
+        bfly::gen::PackedArgs args(bfly::gen::family(kernel->cpu.family), ElementType::f32, kernel->name,
+                                   {w.data(), rows, 65536ll, out.data(), nullptr, scratch.part_totals(),
+                                    scratch.arrivals.data(), 1ull, 0u},
+                                   65536);
+        kernel->cpu.launch(1, 7, 256, args.data());
+      },
+      "__trap\\(\\).*gridDim \\(7, 1, 1\\)");
+}
+
 // Chi-square goodness of fit: 4000 rows of the same 5 weights through the split kernel (K = 5, W = 8, f32).
 TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
   const CpuKernel* kernel = nullptr;
