@@ -625,6 +625,7 @@ class Bench {
     if (split_arrivals_.size() < arrival_bytes) {
       split_arrivals_ = DeviceMemory(arrival_bytes);
       CUDA_CHECK(cudaMemset(split_arrivals_.as<void>(), 0, arrival_bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());  // the bench's stream is non-blocking: it would not wait for the memset
     }
   }
 

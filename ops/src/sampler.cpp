@@ -54,6 +54,8 @@ struct SplitScratch {
     if (arrivals.size() < arrival_bytes) {
       arrivals = DeviceBuffer(arrival_bytes);
       check(driver().MemsetD8(arrivals.get(), 0, arrival_bytes), "cuMemsetD8(sample_split arrivals)");
+      // The memset runs on the legacy stream; a launch on a non-blocking stream would not wait for it.
+      check(driver().StreamSynchronize(nullptr), "cuStreamSynchronize(sample_split arrivals)");
     }
   }
 };
