@@ -69,6 +69,19 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(spec.R, 2);
 }
 
+TEST(Sampler, EverySamplingOperationCanBeForced) {
+  for (gen::Operation operation :
+       {gen::Operation::sample, gen::Operation::sample_small, gen::Operation::sample_split}) {
+    SamplerOptions forced;
+    forced.operation = operation;
+    const Sampler sampler(forced);  // validates the options, needs no GPU
+    EXPECT_EQ(sampler.spec_for(5, gen::ElementType::f32).operation, operation);
+  }
+  SamplerOptions lda;
+  lda.operation = gen::Operation::lda_z;
+  EXPECT_NE(error_of([&] { Sampler sampler(lda); }).find("not a sampling kernel"), std::string::npos);
+}
+
 TEST(Sampler, BadForcedOptionsFailAtConstruction) {
   SamplerOptions bad_w;
   bad_w.W = 12;
