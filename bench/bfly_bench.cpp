@@ -97,6 +97,10 @@ class DeviceMemory {
 // ------------------------------------------------------------------------------------------------ options
 struct Options {
   std::vector<int> Ks = {16, 32, 64, 71, 128, 256, 512, 1000, 1024, 2048, 4096, 4097};
+  // Rows per point; empty: M = ceil(min_bytes / (K * sizeof(T))), a GiB of weights. With a list (the LLM shapes:
+  // few rows of a large vocabulary), each K runs at each M, every timed run on another slice of the input buffers so
+  // that L2 (50 MB on an H100) does not serve the weights.
+  std::vector<long long> Ms;
   std::vector<ElementType> types = {ElementType::f32, ElementType::f64};
   std::set<std::string> algorithms;  // empty: all
   std::size_t min_bytes = std::size_t(1) << 30;
@@ -115,7 +119,11 @@ struct Options {
       "usage: bfly-bench [flags]\n"
       "  --K LIST           categories per row, comma-separated (default 16,32,64,71,128,256,512,1000,1024,2048,4096,4097)\n"
       "  --types LIST       f32,f64 (default both)\n"
-      "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, alg1, alg1-two-pass,\n"
+      "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
+      "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
+      "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
+      "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-split-w32,\n"
+      "                     bfly-small-w32, alg1, alg1-two-pass,\n"
       "                     alg4-regs, alg4-smem, warp-per-row); default all\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
@@ -155,6 +163,15 @@ Options parse_options(int argc, char** argv) {
       if (flag == "--K") {
         o.Ks.clear();
         for (const auto& k : split(value())) o.Ks.push_back(std::stoi(k));
+      } else if (flag == "--M") {
+        o.Ms.clear();
+        for (const std::string& m : split(value())) o.Ms.push_back(std::stoll(m));
+      } else if (flag == "--k-range") {
+        o.Ks = {2, 3, 5, 8, 12, 16, 32, 64, 71, 128, 256, 512, 1000, 1024, 2048, 4096, 4097, 8192, 16384, 32000,
+                65536, 128256, 262144};
+      } else if (flag == "--llm") {
+        o.Ks = {32000, 128256, 262144};
+        o.Ms = {1, 4, 16, 64, 256};
       } else if (flag == "--types") {
         o.types.clear();
         for (const auto& t : split(value())) o.types.push_back(bfly::gen::parse_element_type(t));
@@ -186,8 +203,8 @@ Options parse_options(int argc, char** argv) {
     }
   }
   for (int K : o.Ks) {
-    if (K < 1 || K > 65536) {
-      std::fprintf(stderr, "bfly-bench: K = %d outside [1, 65536]\n", K);
+    if (K < 1 || K > KernelSpec::kMaxK) {
+      std::fprintf(stderr, "bfly-bench: K = %d outside [1, %d]\n", K, KernelSpec::kMaxK);
       usage(2);
     }
   }
@@ -216,6 +233,21 @@ std::string bfly_name(Variant variant, int W) {
   return fmt::format("bfly-{}-w{}", bfly::gen::name_of(variant), W);
 }
 
+// The kernels for the ends of the K range (docs/DESIGN.md section 11), measured at every K where they apply:
+// bfly-split-w32 (one row over several CTAs) at every K, bfly-small-w32 (several short rows per lane) for K <= 32.
+KernelSpec range_spec(bfly::gen::Operation operation, int K, ElementType type) {
+  KernelSpec spec;
+  spec.W = 32;
+  spec.K = K;
+  spec.R = 0;
+  spec.type = type;
+  spec.variant = operation == bfly::gen::Operation::sample_split && type == ElementType::f64 ? Variant::swap
+                                                                                            : Variant::addsub;
+  spec.operation = operation;
+  spec.validate();
+  return spec;
+}
+
 bool wanted(const Options& o, const std::string& algorithm) {
   return o.algorithms.empty() || o.algorithms.count(algorithm) != 0;
 }
@@ -224,6 +256,12 @@ rt::SamplerOptions auto_options() {
   rt::SamplerOptions options;
   options.report_invalid_rows = false;  // time the launch alone, as a caller that does not read counters back
   return options;
+}
+
+// The rows of the points at K: o.Ms, else enough rows for o.min_bytes of weights.
+std::vector<long long> rows_at(const Options& o, int K, std::size_t element_size) {
+  if (!o.Ms.empty()) return o.Ms;
+  return {static_cast<long long>((o.min_bytes + K * element_size - 1) / (K * element_size))};
 }
 
 // Every distinct bfly spec of the sweep, the automatic choice included.
@@ -238,7 +276,12 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (Variant variant : kVariants)
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
-      if (wanted(o, "bfly-auto")) add(bfly::gen::choose_sample_spec(K, type, auto_options()));
+      if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
+      if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
+        add(range_spec(bfly::gen::Operation::sample_small, K, type));
+      if (wanted(o, "bfly-auto"))
+        for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
+          add(bfly::gen::choose_sample_spec(K, type, auto_options(), M));
     }
   }
   return specs;
@@ -369,6 +412,7 @@ class Bench {
       : o_(options), prop_(prop), stream_(stream), sampler_(auto_options()) {}
 
   void allocate(std::size_t input_bytes, std::size_t out_bytes, bool need_scratch, int max_K) {
+    input_bytes_ = input_bytes;
     for (auto& buffer : b_.input) buffer = DeviceMemory(input_bytes);
     if (need_scratch) b_.scratch = DeviceMemory(input_bytes);
     b_.out = DeviceMemory(out_bytes);
@@ -407,25 +451,32 @@ class Bench {
   }
 
   template <typename T>
-  void run_point(int K, std::vector<Row>& rows, std::vector<std::string>& failures) {
+  void run_point(int K, long long M, std::vector<Row>& rows, std::vector<std::string>& failures) {
     const ElementType type = std::is_same_v<T, float> ? ElementType::f32 : ElementType::f64;
     const std::string type_name(bfly::gen::name_of(type));
-    const long long M = static_cast<long long>((o_.min_bytes + K * sizeof(T) - 1) / (K * sizeof(T)));
     const long long ld = K;
     const double bytes = static_cast<double>(M) * K * sizeof(T);
     const int D = o_.distinct_rows;
+    // Timed run i reads slice (i / 2) % slices of buffer i % 2: one slice when M rows fill the buffer; for a few rows,
+    // enough slices that together they exceed L2 several times (256 MB), so the weights come from DRAM.
+    const long long capacity = std::max(M, static_cast<long long>(input_bytes_ / (K * sizeof(T))));
+    const double slice_bytes = bytes;
+    const long long slices = std::max(1ll, std::min(capacity / M, static_cast<long long>(std::ceil(2.56e8 / slice_bytes))));
 
-    // Inputs: buffer 0 is checked against its distinct rows; buffer 1 holds other random rows.
+    // Inputs: buffer 0 is checked against its distinct rows (slice 0); buffer 1 holds other random rows.
     std::vector<double> distinct0;
     for (int i = 0; i < 2; ++i) {
-      std::vector<double> distinct = fill<T>(i, M, K, o_.seed + 7919ull * K + 104729ull * sizeof(T) + i);
+      std::vector<double> distinct = fill<T>(i, M * slices, K, o_.seed + 7919ull * K + 104729ull * sizeof(T) + i);
       if (i == 0) distinct0 = std::move(distinct);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_));
 
     int* const out = b_.out.as<int>();
     T* const scratch = b_.scratch.as<T>();
-    const auto weights = [&](int i) { return b_.input[i % 2].as<const T>(); };
+    const auto weights = [this, M, ld, slices](int i) {
+      return b_.input[i % 2].as<const T>() + (i / 2) % slices * M * ld;
+    };
+    const auto slot = [slices](int i) { return static_cast<std::size_t>((i / 2) % slices * 2 + i % 2); };
     const std::uint64_t seed = o_.seed;
 
     struct Candidate {
@@ -454,17 +505,48 @@ class Bench {
         // The arguments of both input buffers, packed once (no invalid-row counters), so that the timed lambda
         // only launches.
         auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
-        for (int buffer = 0; buffer < 2; ++buffer)
+        for (int i = 0; i < 2 * slices; ++i)  // packed[slot(i)] holds the arguments of timed run i
           packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
-                               std::initializer_list<bfly::gen::ArgValue>{weights(buffer), M, ld, out, nullptr, seed, 0u},
+                               std::initializer_list<bfly::gen::ArgValue>{weights(i), M, ld, out, nullptr, seed, 0u},
                                K);
         candidates.push_back({name, W, std::string(bfly::gen::name_of(variant)), [=, this](int i) {
-                                rt::launch(*kernel, (*packed)[i % 2], reinterpret_cast<CUstream>(stream_));
+                                rt::launch(*kernel, (*packed)[slot(i)], reinterpret_cast<CUstream>(stream_));
                               }});
       }
     }
+    // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
+    for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
+                                          std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {
+      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK)) continue;
+      const KernelSpec spec = range_spec(operation, K, type);
+      std::shared_ptr<rt::Kernel> kernel;
+      try {
+        kernel = std::make_shared<rt::Kernel>(rt::load_kernel(spec));
+      } catch (const std::exception& e) {
+        failures.push_back(fmt::format("{} {} K={}: {}", name, type_name, K, e.what()));
+        continue;
+      }
+      const bool split = operation == bfly::gen::Operation::sample_split;
+      if (split) reserve_split_scratch(M * bfly::gen::launch_geometry(spec).parts_per_row * sizeof(double), M);
+      auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
+      for (int i = 0; i < 2 * slices; ++i) {
+        if (split)
+          packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
+                               std::initializer_list<bfly::gen::ArgValue>{
+                                   weights(i), M, ld, out, nullptr, split_parts_.as<void>(),
+                                   split_arrivals_.as<unsigned long long>(), seed, 0u},
+                               K);
+        else
+          packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
+                               std::initializer_list<bfly::gen::ArgValue>{weights(i), M, ld, out, nullptr, seed, 0u},
+                               K);
+      }
+      candidates.push_back({name, 32, std::string(bfly::gen::name_of(spec.variant)), [=, this](int i) {
+                              rt::launch(*kernel, (*packed)[slot(i)], reinterpret_cast<CUstream>(stream_));
+                            }});
+    }
     if (wanted(o_, "bfly-auto")) {
-      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options());
+      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options(), M);
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
                               sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
@@ -535,10 +617,24 @@ class Bench {
     return distinct;
   }
 
+  // sample_split's scratch, grown to the largest point: part totals (double covers every accumulator) and the
+  // arrival counters, zero when allocated (the kernels leave them at zero).
+  void reserve_split_scratch(std::size_t part_bytes, long long rows) {
+    if (split_parts_.size() < part_bytes) split_parts_ = DeviceMemory(part_bytes);
+    const std::size_t arrival_bytes = static_cast<std::size_t>(rows) * sizeof(unsigned long long);
+    if (split_arrivals_.size() < arrival_bytes) {
+      split_arrivals_ = DeviceMemory(arrival_bytes);
+      CUDA_CHECK(cudaMemset(split_arrivals_.as<void>(), 0, arrival_bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());  // the bench's stream is non-blocking: it would not wait for the memset
+    }
+  }
+
   const Options& o_;
   const cudaDeviceProp& prop_;
   cudaStream_t stream_;
   Buffers b_;
+  std::size_t input_bytes_ = 0;
+  DeviceMemory split_parts_, split_arrivals_;
   rt::Sampler sampler_;
   double read_ceiling_gbps_ = 0.0;
 };
@@ -546,31 +642,32 @@ class Bench {
 // ------------------------------------------------------------------------------------------------ report
 void print_table(const std::vector<Row>& rows, const std::string& type, double read_gbps) {
   std::vector<std::string> algorithms;
-  std::vector<int> Ks;
+  std::vector<std::pair<int, long long>> points;  // (K, M)
   for (const Row& r : rows) {
     if (r.type != type) continue;
     if (std::find(algorithms.begin(), algorithms.end(), r.algorithm) == algorithms.end())
       algorithms.push_back(r.algorithm);
-    if (std::find(Ks.begin(), Ks.end(), r.K) == Ks.end()) Ks.push_back(r.K);
+    if (std::find(points.begin(), points.end(), std::pair{r.K, r.M}) == points.end()) points.emplace_back(r.K, r.M);
   }
   if (algorithms.empty()) return;
-  std::sort(Ks.begin(), Ks.end());
-  fmt::print("\n{} : fraction of the read ceiling ({:.0f} GB/s); rows K, columns algorithms\n", type, read_gbps);
-  fmt::print("{:>6}", "K");
+  std::sort(points.begin(), points.end());
+  fmt::print("\n{} : fraction of the read ceiling ({:.0f} GB/s); rows (K, M), columns algorithms\n", type, read_gbps);
+  fmt::print("{:>6} {:>9}", "K", "M");
   for (const auto& a : algorithms) fmt::print(" {:>14}", a.size() > 14 ? a.substr(a.size() - 14) : a);
   fmt::print("\n");
-  for (int K : Ks) {
-    fmt::print("{:>6}", K);
+  for (const auto& [K, M] : points) {
+    fmt::print("{:>6} {:>9}", K, M);
     for (const auto& a : algorithms) {
-      auto it = std::find_if(rows.begin(), rows.end(),
-                             [&](const Row& r) { return r.type == type && r.K == K && r.algorithm == a; });
+      auto it = std::find_if(rows.begin(), rows.end(), [&, K = K, M = M](const Row& r) {
+        return r.type == type && r.K == K && r.M == M && r.algorithm == a;
+      });
       if (it == rows.end()) fmt::print(" {:>14}", "-");
       else fmt::print(" {:>14.3f}", it->gbps / read_gbps);
     }
     fmt::print("\n");
   }
   // The minimum over K per algorithm (the goal: >= 0.85 for bfly at every K in [16, 4096]).
-  fmt::print("{:>6}", "min");
+  fmt::print("{:>16}", "min");
   for (const auto& a : algorithms) {
     double worst = 1e30;
     for (const Row& r : rows)
@@ -610,9 +707,10 @@ int run(const Options& o) {
   for (ElementType type : o.types) {
     const std::size_t size = bfly::gen::size_of(type);
     for (int K : o.Ks) {
-      const long long M = static_cast<long long>((o.min_bytes + K * size - 1) / (K * size));
-      input_bytes = std::max(input_bytes, static_cast<std::size_t>(M) * K * size);
-      max_M = std::max(max_M, M);
+      for (long long M : rows_at(o, K, size)) {
+        input_bytes = std::max(input_bytes, static_cast<std::size_t>(M) * K * size);
+        max_M = std::max(max_M, M);
+      }
       max_K = std::max(max_K, K);
     }
   }
@@ -636,10 +734,12 @@ int run(const Options& o) {
     const auto sweep_start = std::chrono::steady_clock::now();
     for (ElementType type : o.types) {
       for (int K : o.Ks) {
-        fmt::print("{} K={}\n", bfly::gen::name_of(type), K);
-        std::fflush(stdout);
-        if (type == ElementType::f32) bench.run_point<float>(K, rows, failures);
-        else bench.run_point<double>(K, rows, failures);
+        for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
+          fmt::print("{} K={} M={}\n", bfly::gen::name_of(type), K, M);
+          std::fflush(stdout);
+          if (type == ElementType::f32) bench.run_point<float>(K, M, rows, failures);
+          else bench.run_point<double>(K, M, rows, failures);
+        }
       }
     }
     last = bench.measure_ceilings();

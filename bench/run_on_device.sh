@@ -6,7 +6,10 @@
 # then bench/plot.py. Everything goes to $OUT (default bench/results): bench.log, <device>-<date>-sampling.csv,
 # <device>-<date>-peers.csv and <device>-<date>-sampling-<type>.png.
 # Environment: BFLY_BUILD_TESTS=ON also builds the tests (default OFF); PEERS_ARGS adds peers.py flags;
-# SKIP_PEERS=1 skips peers.py. Exit status: bfly-bench's (1 = a draw check failed), else the first failing step's.
+# SKIP_PEERS=1 skips peers.py; LLM_PEERS=1 also runs bench/peers/llm_peers.py (PyTorch's samplers at the LLM
+# shapes of `bfly-bench --llm`; LLM_PEERS_ARGS adds its flags). The K-range sweeps: pass --k-range (K = 2 .. 262144
+# at a GiB of weights) or --llm (K = 32000, 128256, 262144 at M = 1 .. 256) through to bfly-bench.
+# Exit status: bfly-bench's (1 = a draw check failed), else the first failing step's.
 set -uo pipefail
 root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench" ]] || { echo "run from the repository root" >&2; exit 2; }
@@ -48,6 +51,14 @@ if [[ "${SKIP_PEERS:-0}" != 1 ]]; then
     --out-dir "$OUT" ${PEERS_ARGS:-}
   peers_status=$?
   [[ $peers_status -ne 0 ]] && { echo "peers.py exit status $peers_status"; [[ $status -eq 0 ]] && status=5; }
+fi
+
+if [[ "${LLM_PEERS:-0}" == 1 ]]; then
+  step "llm peers"
+  PYTHONUNBUFFERED=1 python3 "$root/bench/peers/llm_peers.py" ${sampling_csv:+--read-ceiling-csv "$sampling_csv"} \
+    --out-dir "$OUT" ${LLM_PEERS_ARGS:-}
+  llm_status=$?
+  [[ $llm_status -ne 0 ]] && { echo "llm_peers.py exit status $llm_status"; [[ $status -eq 0 ]] && status=5; }
 fi
 
 if [[ -n "$sampling_csv" ]]; then

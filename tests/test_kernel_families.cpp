@@ -66,6 +66,11 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
 
 TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_EQ(family_of(choose_sample_spec(100, ElementType::f32)).name, "sample");
+  EXPECT_EQ(family_of(choose_sample_spec(3, ElementType::f32)).name, "sample_small");
+  EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::f32, {}, 16)).name, "sample_split");
+  // sample_small takes the sample kernel's arguments; sample_split adds its scratch.
+  EXPECT_EQ(family("sample_small").args.size(), family("sample").args.size());
+  EXPECT_EQ(family("sample_split").arg(ArgRole::scratch).name, "part_totals");
   EXPECT_EQ(family_of(choose_lda_z_spec(100, ElementType::f32)).name, "lda_z_doc");
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg1, 10, ElementType::f64}).name, "lda_alg1");
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg4, 10, ElementType::f64}).name, "lda_alg4");

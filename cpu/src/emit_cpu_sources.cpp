@@ -3,6 +3,7 @@
 //   bfly-emit-sources tables OUT.cpp              table kernels for every W and variant (bfly-gen table),
 //                                                 and the example spec's sample kernel (bfly-gen demo)
 //   bfly-emit-sources draw-kernels SHARDS OUTDIR  the draw-test catalog in SHARDS files (tests)
+//   bfly-emit-sources range-kernels SHARDS OUTDIR the sample_split and sample_small draw-test catalogs (tests)
 //   bfly-emit-sources lda-baselines OUT.cpp       the LDA baselines' draw-test catalog (tests)
 // Files are rewritten only when their content changes, so unchanged kernels are not recompiled.
 #include "bfly/emit/cpu_launcher.hpp"
@@ -84,6 +85,19 @@ void write_draw_kernels(int shards, const std::string& dir) {
   }
 }
 
+void write_range_kernels(int shards, const std::string& dir) {
+  std::vector<KernelSpec> specs = split_test_specs();
+  for (const KernelSpec& spec : small_test_specs()) specs.push_back(spec);
+  for (int shard = 0; shard < shards; ++shard) {
+    std::vector<Source> sources;
+    for (std::size_t i = shard; i < specs.size(); i += shards) sources.push_back(generate(specs[i]));
+    write_if_different(fmt::format("{}/range_kernels_{}.cpp", dir, shard),
+                       cpu_kernels_file(fmt::format("sample_split and sample_small draw-test kernels, shard {} of {}",
+                                                    shard, shards),
+                                        sources, fmt::format("register_range_kernels_{}", shard)));
+  }
+}
+
 std::string lda_baselines_source() {
   std::vector<Source> sources;
   for (const LdaBaselineSpec& spec : lda_baseline_test_specs()) sources.push_back(generate_lda_baseline(spec));
@@ -103,11 +117,16 @@ int main(int argc, char** argv) {
       write_draw_kernels(std::stoi(args[1]), args[2]);
       return 0;
     }
+    if (args.size() == 3 && args[0] == "range-kernels") {
+      write_range_kernels(std::stoi(args[1]), args[2]);
+      return 0;
+    }
     if (args.size() == 2 && args[0] == "lda-baselines") {
       write_if_different(args[1], lda_baselines_source());
       return 0;
     }
-    std::fprintf(stderr, "usage: bfly-emit-sources tables OUT.cpp | draw-kernels SHARDS OUTDIR | lda-baselines OUT.cpp\n");
+    std::fprintf(stderr, "usage: bfly-emit-sources tables OUT.cpp | draw-kernels SHARDS OUTDIR | "
+                         "range-kernels SHARDS OUTDIR | lda-baselines OUT.cpp\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bfly-emit-sources: %s\n", e.what());

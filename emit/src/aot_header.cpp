@@ -117,13 +117,18 @@ std::string usage_comment(const Source& source, const KernelFamily& family, std:
   text += comment_block(
       "// ", "// ",
       fmt::format("The launch function returns cudaErrorInvalidValue for bad arguments, cudaSuccess without launching "
-                  "when {items} == 0, and otherwise the status of the launch: {threads} threads per CTA, {per_cta} "
-                  "{item}s per CTA, ceil({items} / {per_cta}) CTAs. It does not synchronize. A launch of the kernel "
+                  "when {items} == 0, and otherwise the status of the launch: {threads} threads per CTA, {grid}. "
+                  "It does not synchronize. A launch of the kernel "
                   "by other means must keep this shape: the kernel traps (__trap) when its block size differs or its "
                   "grid is too small, rather than leave {item}s unwritten. The function is defined only under nvcc "
                   "(__CUDACC__): compiled as C++ after bfly/lockstep.hpp, this file runs the same kernel on the CPU.",
                   fmt::arg("items", items), fmt::arg("threads", g.threads_per_cta),
-                  fmt::arg("per_cta", g.rows_per_cta), fmt::arg("item", family.item)));
+                  fmt::arg("grid", g.ctas_per_row > 0
+                                       ? fmt::format("{} * {} CTAs ({} per {})", items, g.ctas_per_row, g.ctas_per_row,
+                                                     family.item)
+                                       : fmt::format("{} {}s per CTA, ceil({} / {}) CTAs", g.rows_per_cta, family.item,
+                                                     items, g.rows_per_cta)),
+                  fmt::arg("item", family.item)));
   return text;
 }
 
@@ -137,12 +142,12 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
       "{parameters}\n"
       "    cudaStream_t stream = 0) {{\n"
       "  constexpr long long kThreadsPerCta = {threads};\n"
-      "  constexpr long long kItemsPerCta = {per_cta};  // {item}s per CTA\n"
+      "{per_cta_line}"
       "  constexpr long long kMaxGrid = 2147483647;  // gridDim.x limit\n"
       "  if ({bad_shape}) return cudaErrorInvalidValue;\n"
       "  if ({items} == 0) return cudaSuccess;\n"
       "{null_checks}"
-      "  const long long grid = ({items} + kItemsPerCta - 1) / kItemsPerCta;\n"
+      "  const long long grid = {grid};\n"
       "  if (grid > kMaxGrid) return cudaErrorInvalidValue;\n"
       "  const dim3 grid_dim(static_cast<unsigned int>(grid)), block_dim(static_cast<unsigned int>(kThreadsPerCta));\n"
       "  {name}<<<grid_dim, block_dim, 0, stream>>>(\n"
@@ -151,7 +156,15 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
       "}}\n"
       "#endif  // __CUDACC__\n",
       fmt::arg("name", source.kernel_name), fmt::arg("parameters", launch_parameters(family, source.type)),
-      fmt::arg("threads", g.threads_per_cta), fmt::arg("per_cta", g.rows_per_cta), fmt::arg("item", family.item),
+      fmt::arg("threads", g.threads_per_cta),
+      fmt::arg("per_cta_line",
+               g.ctas_per_row > 0
+                   ? fmt::format("  constexpr long long kCtasPerItem = {};  // CTAs that share one {}\n", g.ctas_per_row,
+                                 family.item)
+                   : fmt::format("  constexpr long long kItemsPerCta = {};  // {}s per CTA\n", g.rows_per_cta,
+                                 family.item)),
+      fmt::arg("grid", g.ctas_per_row > 0 ? fmt::format("{} * kCtasPerItem", items)
+                                          : fmt::format("({0} + kItemsPerCta - 1) / kItemsPerCta", items)),
       fmt::arg("bad_shape", shape_condition(family, row_stride_minimum)), fmt::arg("items", items),
       fmt::arg("null_checks", null_checks(family)), fmt::arg("arguments", argument_names(family)));
 }

@@ -259,13 +259,14 @@ void interface_values(const KernelFamily& family, ElementType type, std::string_
     signature += parameter;
   }
   values["kernel_signature"] = signature;
-  values["launch_contract"] = fmt::format(
+  // A family whose grid is not ceil(items / items_per_cta) CTAs (sample_split) gives its own contract and check.
+  values.try_emplace("launch_contract", fmt::format(
       "// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least\n"
       "// ceil({0} / {1}) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave {2}s\n"
       "// unwritten.",
-      items, items_per_cta, family.item);
-  values["launch_check"] = fmt::format("bfly::require_launch(THREADS, {}, {});  // the launch contract above",
-                                       items_per_cta, items);
+      items, items_per_cta, family.item));
+  values.try_emplace("launch_check", fmt::format("bfly::require_launch(THREADS, {}, {});  // the launch contract above",
+                                                 items_per_cta, items));
 }
 
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {

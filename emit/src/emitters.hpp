@@ -59,7 +59,8 @@ const OperationEmitters& operation_emitters(Operation operation);
 
 // The skeleton values every generated kernel's interface takes from its family: {{kernel_signature}} (the name and
 // the parameter list, wrapped, with the body's opening brace),
-// {{launch_contract}} (the comment above the kernel) and {{launch_check}} (the trap on another launch).
+// {{launch_contract}} (the comment above the kernel) and {{launch_check}} (the trap on another launch); a family
+// whose grid is not ceil(items / items_per_cta) CTAs puts its own contract and check in `values` first.
 // `items_per_cta` is the constant that names the items one CTA covers (THREADS, or GROUPS for lda_z_doc).
 void interface_values(const KernelFamily& family, ElementType type, std::string_view kernel_name,
                       std::string_view items_per_cta,
@@ -74,6 +75,13 @@ void cache_theta(const KernelSpec& spec, CodeWriter& w);
 // products of block b formed from theta_row[block start + r] and the gathered phi rows.
 void lda_doc_functions(const KernelSpec& spec, CodeWriter& w);
 void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+
+// The sample_split kernel (docs/DESIGN.md section 11): its own skeleton, constants and level-1 pass, with the
+// shared table build and block search (emit/src/generate_sample_split.cpp).
+Source generate_sample_split(const KernelSpec& spec);
+// The sample_small kernel for short rows (section 11): several rows per lane, staged through shared memory
+// (emit/src/generate_sample_small.cpp).
+Source generate_sample_small(const KernelSpec& spec);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);

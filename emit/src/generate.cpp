@@ -62,6 +62,8 @@ std::string describe(const Source& source) {
 
 Source generate(const KernelSpec& spec) {
   spec.validate();
+  if (spec.operation == Operation::sample_split) return emit::generate_sample_split(spec);
+  if (spec.operation == Operation::sample_small) return emit::generate_sample_small(spec);
   const LaunchGeometry geometry = launch_geometry(spec);
   const std::string name = kernel_name(spec);
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -24,17 +25,51 @@ void check_categories(int K) {
 }  // namespace
 
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
-                                 int* out, std::uint64_t seed, std::uint32_t iteration) {
+                                 int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals,
+                                 unsigned long long* arrivals) {
+  if (spec.operation == gen::Operation::sample_split)
+    return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
+                           {weights, M, ld, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
   return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
                          {weights, M, ld, out, nullptr, seed, iteration}, spec.K);
 }
 
+namespace {
+
+// The checks of a sample call that need no GPU (weights, M, ld, out): sample_split takes the same arguments as the
+// row kernel, plus its scratch, so the row kernel's packing checks a call before any scratch exists.
+void check_sample_call(int K, gen::ElementType type, const void* weights, long long M, long long ld, int* out) {
+  gen::SampleChoice row_kernel;
+  row_kernel.operation = gen::Operation::sample;
+  sample_arguments(gen::choose_sample_spec(K, type, row_kernel), weights, M, ld, out, 0, 0);
+}
+
+// The scratch of the sample_split kernels in one context, grown to the largest call: the part totals (level 1 of
+// the table) and the arrival counters, which the kernels leave at zero.
+struct SplitScratch {
+  DeviceBuffer part_totals;
+  DeviceBuffer arrivals;
+  void reserve(std::size_t part_total_bytes, std::size_t arrival_bytes) {
+    if (part_totals.size() < part_total_bytes) part_totals = DeviceBuffer(part_total_bytes);
+    if (arrivals.size() < arrival_bytes) {
+      arrivals = DeviceBuffer(arrival_bytes);
+      check(driver().MemsetD8(arrivals.get(), 0, arrival_bytes), "cuMemsetD8(sample_split arrivals)");
+      // The memset runs on the legacy stream; a launch on a non-blocking stream would not wait for it.
+      check(driver().StreamSynchronize(nullptr), "cuStreamSynchronize(sample_split arrivals)");
+    }
+  }
+};
+
+}  // namespace
+
 struct Sampler::State {
   LoadedKernels kernels;
+  std::map<CUcontext, SplitScratch> split_scratch;
 };
 
 Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
-  spec_for(1024, gen::ElementType::f32);  // a bad forced W, R or variant is reported here, not at the first launch
+  // A bad forced W, R, variant or operation is reported here, not at the first launch (K = 16 suits every operation).
+  spec_for(16, gen::ElementType::f32);
 }
 Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;
@@ -44,7 +79,22 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
                              std::uint64_t seed, std::uint32_t iteration, CUstream_st* stream) {
   check_categories(K);
   SampleReport report;
-  report.spec = spec_for(K, type);
+  report.spec = spec_for(K, type, M);
+  if (report.spec.operation == gen::Operation::sample_split) {
+    check_sample_call(K, type, weights, M, ld, out);
+    if (M == 0) return report;
+    SplitScratch& scratch = state_->split_scratch[current_context()];
+    const auto parts = static_cast<std::size_t>(gen::launch_geometry(report.spec).parts_per_row);
+    const auto rows = static_cast<std::size_t>(M);
+    scratch.reserve(rows * parts * static_cast<std::size_t>(gen::size_of(gen::accumulator_of(type))),
+                    rows * sizeof(unsigned long long));
+    gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration,
+                                            reinterpret_cast<void*>(scratch.part_totals.get()),
+                                            reinterpret_cast<unsigned long long*>(scratch.arrivals.get()));
+    std::tie(report.invalid_rows, report.first_invalid_row) =
+        state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
+    return report;
+  }
   gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration);
   if (M == 0) return report;
 
@@ -56,7 +106,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
 SampleReport Sampler::sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
                                   long long ld, std::span<int> out, std::uint64_t seed, std::uint32_t iteration) {
   check_categories(K);
-  sample_arguments(spec_for(K, type), weights, M, ld, out.data(), seed, iteration);
+  check_sample_call(K, type, weights, M, ld, out.data());
   if (M == 0) return sample(nullptr, type, 0, K, ld, nullptr, seed, iteration, nullptr);
   const long long needed = (M - 1) * ld + K;
   if (static_cast<long long>(count) < needed) {

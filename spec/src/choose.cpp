@@ -19,7 +19,40 @@ constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32
 
 }  // namespace
 
-KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced) {
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
+  const bool split_by_shape = K >= kSplitFromK || (K > 4096 && M > 0 && M < kSplitBelowRows);
+  const Operation by_shape =
+      K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
+  const Operation operation = forced.operation.value_or(by_shape);
+  if (operation != Operation::sample && operation != Operation::sample_split && operation != Operation::sample_small)
+    throw Error(fmt::format("the sampler's operation = {} is not a sampling kernel; use sample, sample_small or "
+                            "sample_split", name_of(operation)));
+  if (operation == Operation::sample_small) {
+    // Several short rows per lane, no table: W = 32 (a warp stages 32 * ROWS_PER_LANE rows), R = 0 and addsub (the
+    // variant is not used), whatever the caller forced for the row kernel's table.
+    KernelSpec spec;
+    spec.K = K;
+    spec.type = type;
+    spec.W = forced.W.value_or(32);
+    spec.variant = Variant::addsub;
+    spec.R = 0;
+    spec.operation = Operation::sample_small;
+    spec.validate();
+    return spec;
+  }
+  if (operation == Operation::sample_split) {
+    // One row over several CTAs: W = 32 loads 128 contiguous bytes of f32 per step and keeps level 1 (one total per
+    // W weights) at 1/32 of the row; the variant as for the row kernel. R has no meaning (no remnant): 0.
+    KernelSpec spec;
+    spec.K = K;
+    spec.type = type;
+    spec.W = forced.W.value_or(32);
+    spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
+    spec.R = 0;
+    spec.operation = Operation::sample_split;
+    spec.validate();
+    return spec;
+  }
   KernelSpec spec;
   spec.K = K;
   spec.type = type;
@@ -39,7 +72,7 @@ KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced) 
   if (!is_lda(operation))
     throw Error(fmt::format("the LDA z-step's operation = {} is not an LDA z-step; use lda_z_doc or lda_z",
                             name_of(operation)));
-  SampleChoice sample{forced.W, forced.variant, forced.R};
+  SampleChoice sample{forced.W, forced.variant, forced.R, Operation::sample};
   if (operation == Operation::lda_z_doc) {
     // One document per group: W = 32 from doc_w32_from_k(type) on, and addsub in both types (quick run of
     // 2026-11-23, K = 1024: f64 4.07 ms against 4.49 for swap; f32 2.02 against 2.22).

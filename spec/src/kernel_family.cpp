@@ -141,6 +141,7 @@ bool is_pointer(ArgType type) {
     case ArgType::u64s:
     case ArgType::const_f64s:
     case ArgType::f64s:
+    case ArgType::sums:
       return true;
     case ArgType::i64:
     case ArgType::i32:
@@ -163,6 +164,7 @@ std::string c_type(ArgType type, ElementType element) {
     case ArgType::u64s: return "unsigned long long*";
     case ArgType::const_f64s: return "const double*";
     case ArgType::f64s: return "double*";
+    case ArgType::sums: return fmt::format("{}*", cuda_type(accumulator_of(element)));
     case ArgType::i64: return "long long";
     case ArgType::i32: return "int";
     case ArgType::u32: return "unsigned int";

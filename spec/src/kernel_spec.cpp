@@ -52,6 +52,12 @@ constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsP
 // Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
 // beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
 constexpr int kBlocksInFlight = 2;
+// sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
+// before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
+// K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
+// H100's 132 SMs a CTA each. A row of fewer tiles takes a smaller CTA (whole warps), so no group idles.
+constexpr int kSplitMaxThreadsPerCta = 256;
+constexpr int kSplitTilesPerGroup = 2;
 
 int parse_int(std::string_view text, std::string_view what) {
   int value = 0;
@@ -114,9 +120,18 @@ void KernelSpec::validate() const {
   if (R < 0 || R > W - 1)
     throw Error(fmt::format("R = {} is not allowed: the remnant threshold must be in [0, W-1] = [0, {}] "
                             "(remnants of up to R elements are searched linearly, larger ones padded)", R, W - 1));
-  if (info(type).narrow() && operation != Operation::sample)
+  if (info(type).narrow() && is_lda(operation))
     throw Error(fmt::format("element type {} is not allowed for {}: the LDA kernels take f32 or f64", name_of(type),
                             name_of(operation)));
+  if (operation == Operation::sample_small && K > kMaxSmallK)
+    throw Error(fmt::format("K = {} is not allowed for sample_small: it stages whole rows in shared memory and takes "
+                            "K <= {}; use sample or sample_split", K, kMaxSmallK));
+  if (operation == Operation::sample_small && (R != 0 || variant != Variant::addsub))
+    throw Error(fmt::format("R = {}, variant = {} is not allowed for sample_small: it builds no table; use R = 0 and "
+                            "variant addsub", R, name_of(variant)));
+  if (operation == Operation::sample_split && R != 0)
+    throw Error(fmt::format("R = {} is not allowed for sample_split: its rows are split into whole W x W tiles, "
+                            "padded with zero weights at the end, and have no remnant; use R = 0", R));
   name_of(variant);
   name_of(operation);
 }
@@ -172,6 +187,27 @@ const KernelFamily& family_of(const KernelSpec& spec) { return family_of(spec.op
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
+  if (spec.operation == Operation::sample_split) {
+    const int tiles = (spec.K + spec.W * spec.W - 1) / (spec.W * spec.W);  // W x W tiles per row, the last padded
+    const int groups_needed = (tiles + kSplitTilesPerGroup - 1) / kSplitTilesPerGroup;
+    g.threads_per_cta = std::min(kSplitMaxThreadsPerCta, (groups_needed * spec.W + 31) / 32 * 32);
+    g.rows_per_cta = 1;  // a CTA never covers more than (a slice of) one row
+    g.blocks_in_flight = kSplitTilesPerGroup;
+    const int tiles_per_cta = g.threads_per_cta / spec.W * kSplitTilesPerGroup;
+    g.ctas_per_row = (tiles + tiles_per_cta - 1) / tiles_per_cta;
+    g.parts_per_row = tiles * spec.W;
+    // The last CTA's scan of the chunk totals, two flags, the chosen part and its target.
+    g.static_shared_bytes = (g.threads_per_cta + 1) * size_of(accumulator_of(spec.type)) + 3 * 4;
+    return g;
+  }
+  if (spec.operation == Operation::sample_small) {
+    // A lane draws ceil(16 / K) rows (at most 8), so that it has at least 16 weights to load.
+    const int rows_per_lane = std::min(8, (16 + spec.K - 1) / spec.K);
+    g.threads_per_cta = kThreadsPerCta;
+    g.rows_per_cta = kThreadsPerCta * rows_per_lane;
+    g.static_shared_bytes = g.rows_per_cta * (spec.K | 1) * size_of(accumulator_of(spec.type));
+    return g;
+  }
   const bool per_group = item_per_group(spec.operation);
   g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
   g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;

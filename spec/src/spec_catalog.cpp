@@ -38,6 +38,34 @@ std::vector<KernelSpec> draw_test_specs() {
   return specs;
 }
 
+std::vector<KernelSpec> split_test_specs() {
+  std::vector<KernelSpec> specs;
+  const auto add = [&](int W, int K, ElementType type, Variant variant) {
+    const KernelSpec spec{W, K, 0, type, variant, Operation::sample_split};
+    spec.validate();
+    if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
+  };
+  for (const ElementTypeInfo& element : kElementTypes) {
+    for (int K : {2, 3, 5, 16, 1000, 4097, 65536, 262144}) add(32, K, element.type, Variant::addsub);
+    for (int K : {5, 100}) add(8, K, element.type, Variant::addsub);
+  }
+  for (ElementType type : {ElementType::f32, ElementType::f64})
+    for (int K : {1000, 65536}) add(32, K, type, Variant::swap);
+  return specs;
+}
+
+std::vector<KernelSpec> small_test_specs() {
+  std::vector<KernelSpec> specs;
+  for (int W : {8, 32})
+    for (int K : {1, 2, 3, 5, 16, 31})
+      for (const ElementTypeInfo& element : kElementTypes) {
+        const KernelSpec spec{W, K, 0, element.type, Variant::addsub, Operation::sample_small};
+        spec.validate();
+        specs.push_back(spec);
+      }
+  return specs;
+}
+
 std::vector<KernelSpec> lda_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)

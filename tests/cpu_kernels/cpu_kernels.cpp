@@ -12,6 +12,9 @@ namespace bfly::cpu {
 BFLY_DECLARE_SHARD(0) BFLY_DECLARE_SHARD(1) BFLY_DECLARE_SHARD(2) BFLY_DECLARE_SHARD(3)
 BFLY_DECLARE_SHARD(4) BFLY_DECLARE_SHARD(5) BFLY_DECLARE_SHARD(6) BFLY_DECLARE_SHARD(7)
 #undef BFLY_DECLARE_SHARD
+void register_range_kernels_0(std::vector<CpuKernel>& out);
+void register_range_kernels_1(std::vector<CpuKernel>& out);
+void register_range_kernels_2(std::vector<CpuKernel>& out);
 void register_lda_baseline_kernels(std::vector<CpuKernel>& out);
 }  // namespace bfly::cpu
 
@@ -25,6 +28,7 @@ const std::vector<cpu::CpuKernel>& compiled() {
     cpu::register_draw_kernels_0(out); cpu::register_draw_kernels_1(out); cpu::register_draw_kernels_2(out);
     cpu::register_draw_kernels_3(out); cpu::register_draw_kernels_4(out); cpu::register_draw_kernels_5(out);
     cpu::register_draw_kernels_6(out); cpu::register_draw_kernels_7(out);
+    cpu::register_range_kernels_0(out); cpu::register_range_kernels_1(out); cpu::register_range_kernels_2(out);
     cpu::register_lda_baseline_kernels(out);
     return out;
   }();
@@ -49,6 +53,14 @@ std::vector<CatalogKernel<Spec>> in_catalog_order(const std::vector<Spec>& specs
 
 const std::vector<CpuKernel>& cpu_kernels() {
   static const std::vector<CpuKernel> kernels = in_catalog_order(gen::draw_test_specs());
+  return kernels;
+}
+const std::vector<CpuKernel>& cpu_split_kernels() {
+  static const std::vector<CpuKernel> kernels = in_catalog_order(gen::split_test_specs());
+  return kernels;
+}
+const std::vector<CpuKernel>& cpu_small_kernels() {
+  static const std::vector<CpuKernel> kernels = in_catalog_order(gen::small_test_specs());
   return kernels;
 }
 const std::vector<CpuLdaKernel>& cpu_lda_kernels() {

@@ -28,6 +28,8 @@ using CpuLdaBaselineKernel = CatalogKernel<gen::LdaBaselineSpec>;
 // Every spec of gen::draw_test_specs(), gen::lda_test_specs() and gen::lda_baseline_test_specs(), in that order.
 const std::vector<CpuKernel>& cpu_kernels();
 const std::vector<CpuLdaKernel>& cpu_lda_kernels();
+const std::vector<CpuKernel>& cpu_split_kernels();  // gen::split_test_specs()
+const std::vector<CpuKernel>& cpu_small_kernels();  // gen::small_test_specs()
 const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 
 // nullptr when `kernel_name` is not in the sample catalog.

@@ -30,6 +30,7 @@ rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   options.W = spec.W;
   options.variant = spec.variant;
   options.R = spec.R;
+  options.operation = spec.operation;
   return options;
 }
 

@@ -175,6 +175,30 @@ TEST(Compile, LdaBaselinesCompileForSm90WithoutSpills) {
   }
 }
 
+// The kernels for the ends of the K range (docs/DESIGN.md section 11): NVRTC accepts them for sm_80 and sm_90 in
+// every element type, with nothing spilled and no local memory.
+TEST(Compile, KRangeKernelsCompileWithoutSpills) {
+  using gen::Operation;
+  const gen::KernelSpec specs[] = {
+      {32, 262144, 0, gen::ElementType::f32, gen::Variant::addsub, Operation::sample_split},
+      {32, 65536, 0, gen::ElementType::f64, gen::Variant::swap, Operation::sample_split},
+      {32, 128256, 0, gen::ElementType::bf16, gen::Variant::addsub, Operation::sample_split},
+      {8, 4097, 0, gen::ElementType::f16, gen::Variant::addsub, Operation::sample_split},
+      {32, 2, 0, gen::ElementType::f32, gen::Variant::addsub, Operation::sample_small},
+      {32, 16, 0, gen::ElementType::f64, gen::Variant::addsub, Operation::sample_small},
+      {8, 5, 0, gen::ElementType::bf16, gen::Variant::addsub, Operation::sample_small},
+      {32, 31, 0, gen::ElementType::f16, gen::Variant::addsub, Operation::sample_small},
+  };
+  for (const gen::KernelSpec& spec : specs)
+    for (const int arch : {80, 90}) {
+      const CompiledKernel kernel = compile(gen::generate(spec), {Arch{arch, true}, false});
+      ASSERT_TRUE(kernel.resources.known) << kernel.log;
+      EXPECT_EQ(kernel.resources.spill_store_bytes, 0) << gen::kernel_name(spec) << "\n" << kernel.log;
+      EXPECT_EQ(kernel.resources.local_bytes, 0) << gen::kernel_name(spec) << "\n" << kernel.log;
+      RecordProperty(gen::kernel_name(spec) + "_sm" + std::to_string(arch) + "_registers", kernel.resources.registers);
+    }
+}
+
 TEST(Compile, PtxForANewerDevice) {
   const CompiledKernel kernel = compile(tiny_source(spec_for(64)), {Arch{90, false}, false});
   EXPECT_FALSE(kernel.resources.known);

@@ -26,9 +26,28 @@ std::string error_of(Call&& call) {
 
 TEST(Sampler, ChooseSpecRule) {
   const SamplerOptions none;
-  EXPECT_EQ(gen::choose_sample_spec(1, gen::ElementType::f32, none).W, 4);
-  EXPECT_EQ(gen::choose_sample_spec(7, gen::ElementType::f32, none).W, 4);
-  EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, none).W, 8);
+  SamplerOptions rows;
+  rows.operation = gen::Operation::sample;
+  EXPECT_EQ(gen::choose_sample_spec(1, gen::ElementType::f32, rows).W, 4);
+  EXPECT_EQ(gen::choose_sample_spec(7, gen::ElementType::f32, rows).W, 4);
+  EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, rows).W, 8);
+  // Short rows: several per lane; K from 16 on: the row kernel; long rows: split over CTAs (K >= 16384, or
+  // K > 4096 with fewer rows than an H100 holds threads).
+  for (int K : {1, 2, 7, 15}) {
+    const gen::KernelSpec small = gen::choose_sample_spec(K, gen::ElementType::f64, none);
+    EXPECT_EQ(small.operation, gen::Operation::sample_small) << K;
+    EXPECT_EQ(small.R, 0);
+  }
+  EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f32, none, 1).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::f32, none, 0).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::f32, none, 64).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(8192, gen::ElementType::f32, none, gen::kSplitBelowRows).operation,
+            gen::Operation::sample);
+  const gen::KernelSpec vocabulary = gen::choose_sample_spec(128256, gen::ElementType::bf16, none, 1000000);
+  EXPECT_EQ(vocabulary.operation, gen::Operation::sample_split);
+  EXPECT_EQ(vocabulary.W, 32);
+  EXPECT_EQ(vocabulary.R, 0);
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).W, 16);
   EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f32, none).W, 16);
   const gen::KernelSpec big = gen::choose_sample_spec(1000, gen::ElementType::f64, none);
@@ -38,7 +57,7 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).variant, gen::Variant::addsub);
   EXPECT_EQ(big.type, gen::ElementType::f64);
   EXPECT_EQ(big.K, 1000);
-  EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, none).R, 3) << "R clamped to W - 1";
+  EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
   SamplerOptions forced;
   forced.W = 8;
@@ -48,6 +67,19 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(spec.W, 8);
   EXPECT_EQ(spec.variant, gen::Variant::swap);
   EXPECT_EQ(spec.R, 2);
+}
+
+TEST(Sampler, EverySamplingOperationCanBeForced) {
+  for (gen::Operation operation :
+       {gen::Operation::sample, gen::Operation::sample_small, gen::Operation::sample_split}) {
+    SamplerOptions forced;
+    forced.operation = operation;
+    const Sampler sampler(forced);  // validates the options, needs no GPU
+    EXPECT_EQ(sampler.spec_for(5, gen::ElementType::f32).operation, operation);
+  }
+  SamplerOptions lda;
+  lda.operation = gen::Operation::lda_z;
+  EXPECT_NE(error_of([&] { Sampler sampler(lda); }).find("not a sampling kernel"), std::string::npos);
 }
 
 TEST(Sampler, BadForcedOptionsFailAtConstruction) {

@@ -439,9 +439,17 @@ TEST_F(BflyGen, ShowAcceptsAKernelNameOrFlags) {
 
 TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
   // Without --W, --remnant, --type, --variant: gen::choose_sample_spec (W = 8 for K = 12), R = min(8, W - 1).
-  const Result r = bfly_gen("show --K 12");
+  const Result r = bfly_gen("show --K 12 --operation sample");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("bfly_sample_f32_w8_k12_r7_addsub("), std::string::npos);
+  // Without --operation as well: the Sampler's kernel for K = 12 is sample_small; for K = 262144, sample_split.
+  const Result small = bfly_gen("show --K 12");
+  ASSERT_EQ(small.status, 0) << small.err;
+  EXPECT_NE(small.out.find("bfly_sample_small_f32_w32_k12_r0_addsub("), std::string::npos);
+  const Result split = bfly_gen("show --K 262144 --type bf16");
+  ASSERT_EQ(split.status, 0) << split.err;
+  EXPECT_NE(split.out.find("bfly_sample_split_bf16_w32_k262144_r0_addsub("), std::string::npos);
+  EXPECT_NE(split.out.find("Algorithm 10"), std::string::npos);
 }
 
 // The paper's LDA baselines: by flags or by name, the same text as the generator's golden file, inspectable.

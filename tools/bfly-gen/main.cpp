@@ -54,8 +54,10 @@ const std::vector<Flag> kSpecFlags = {
     {"--type", "T", kTypeHelp},
     {"--variant", "V", "butterfly variant: swap (Figure 4) or addsub (Figure 8) (default addsub)"},
     {"--operation", "OP",
-     "sample (explicit M x K weights), lda_z_doc (LDA z-step, theta[doc] * phi[word], one document per group of W "
-     "threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) (default sample)"},
+     "sample (explicit M x K weights, one row per lane), sample_small (the same, several short rows per lane), "
+     "sample_split (the same, one row over several CTAs), lda_z_doc (LDA z-step, theta[doc] * phi[word], one "
+     "document per group of W threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) "
+     "(default: what bfly::gen::choose_sample_spec picks for K)"},
 };
 
 constexpr std::string_view kSpecUsage =
@@ -115,8 +117,10 @@ gen::KernelSpec spec_from_args(const Args& args) {
     checked_flag("--remnant", std::to_string(*R), [&] { gen::choose_sample_spec(*K, type, forced); });
   }
   gen::Operation operation = gen::Operation::sample;
-  if (const auto text = args.value("--operation"))
+  if (const auto text = args.value("--operation")) {
     operation = checked_flag("--operation", *text, [&] { return gen::parse_operation(*text); });
+    if (!gen::is_lda(operation)) forced.operation = operation;
+  }
   if (!gen::is_lda(operation)) return gen::choose_sample_spec(*K, type, forced);
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;

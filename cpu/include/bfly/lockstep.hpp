@@ -483,6 +483,10 @@ inline void __syncthreads() {
   t.fiber->yield_to(worker().scheduler);
 }
 
+// CTAs run on several OS threads: a device-wide fence is a sequentially consistent fence (the sample_split kernel
+// publishes its part totals with it before it counts its CTA in).
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
 // A trap ends the whole run, as it ends the CUDA context on a GPU (where the launch returns an error).
 [[noreturn]] inline void __trap() {
   using namespace bfly::lockstep;

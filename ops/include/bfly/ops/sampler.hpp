@@ -34,8 +34,11 @@ struct SampleReport {
 // The kernel arguments of one sample call with `spec` (what Sampler::sample packs, checks and launches; the
 // invalid-row counters are left null, the Sampler sets them once it has a context). Throws bfly::Error as sample()
 // does for a bad ld, M or null array.
+// A sample_split spec also takes its scratch (part_totals: M * launch_geometry(spec).parts_per_row accumulators;
+// arrivals: M counters, zero before the first launch); the Sampler keeps both per context.
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
-                                 int* out, std::uint64_t seed, std::uint32_t iteration);
+                                 int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals = nullptr,
+                                 unsigned long long* arrivals = nullptr);
 
 class Sampler {
  public:
@@ -49,7 +52,11 @@ class Sampler {
   // ld >= K, M >= 0, and for M > 0 non-null weights and out. M == 0 does nothing and needs no GPU.
   // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
   // enqueues the launch. The draw for row r
-  // depends only on (seed, iteration, r, the weights of row r): not on M, the stream or the launch configuration.
+  // depends only on (seed, iteration, r, the weights of row r) and the kernel spec: not on the stream or the launch
+  // configuration. The spec is chosen from K, the type and M (gen::choose_sample_spec): for 4096 < K < 16384 the
+  // row count decides between the row kernel and sample_split, whose draws differ only for rows whose u' lies within
+  // rounding distance of a boundary; force `operation` for draws that do not depend on M at all. Calls that use
+  // sample_split share the Sampler's scratch, so they must not run on two streams at once.
   // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
   // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
   // weights: iteration 0, 1, 2, ...); the same (seed, iteration) repeats the draws exactly.
@@ -77,8 +84,10 @@ class Sampler {
   SampleReport sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
                            long long ld, std::span<int> out, std::uint64_t seed, std::uint32_t iteration = 0);
 
-  // The spec used for K and type: gen::choose_sample_spec(K, type, options()).
-  gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_sample_spec(K, type, options_); }
+  // The spec used for K, type and M rows (0: unknown): gen::choose_sample_spec(K, type, options(), M).
+  gen::KernelSpec spec_for(int K, gen::ElementType type, long long M = 0) const {
+    return gen::choose_sample_spec(K, type, options_, M);
+  }
 
   const SamplerOptions& options() const { return options_; }
 

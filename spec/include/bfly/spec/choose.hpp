@@ -13,7 +13,10 @@ namespace bfly::gen {
 struct SampleChoice {
   std::optional<int> W;            // 4, 8, 16 or 32
   std::optional<Variant> variant;
-  std::optional<int> R;            // remnant threshold, 0 .. W-1
+  std::optional<int> R;            // remnant threshold, 0 .. W-1 (the row kernel's; sample_split has none)
+  // Operation::sample (one row per lane), Operation::sample_small (several short rows per lane) or
+  // Operation::sample_split (one row over several CTAs).
+  std::optional<Operation> operation;
 };
 
 // The sampling spec for K and type. Rule, from the H100 sweep (bench/results, 2026-11-22): W = 16 for K >= 16 (the
@@ -22,7 +25,22 @@ struct SampleChoice {
 // and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants of up to 8 leading elements are
 // searched linearly and larger ones padded. Forced fields replace the chosen ones; the result is validated
 // (bfly::Error names a bad forced value).
-KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {});
+//
+// K below kSmallBelowK takes sample_small (several short rows per lane, W = 32). M, the rows of the call (0: unknown),
+// picks between the row kernel and sample_split (docs/DESIGN.md section 11):
+// sample_split from K = 16384 on, where the row kernel's one lane per row cannot keep the device busy even with a
+// GiB of weights, and from K > 4096 when 0 < M < kSplitBelowRows. A split spec has W = 32 and R = 0. Draws depend on
+// the spec; a row whose u' lies within rounding distance of a category boundary may draw its neighbour under the
+// other kernel, so a caller that needs the same draws whatever M forces the operation.
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
+
+// Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
+// 1024), so for K > 4096 the chooser splits rows instead.
+inline constexpr long long kSplitBelowRows = 131072;
+// Below this K the chooser packs several rows per lane (sample_small).
+inline constexpr int kSmallBelowK = 16;
+// From this K on, the chooser always splits rows.
+inline constexpr int kSplitFromK = 16384;
 
 // What an LDA z-step caller may force or tell; anything left empty is chosen by choose_lda_z_spec.
 struct LdaZChoice {

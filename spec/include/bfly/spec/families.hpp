@@ -26,6 +26,30 @@ inline constexpr KernelArg kSampleArgs[] = {
      "the uniform of row r comes from Philox(seed; r, 0, iteration): the same arguments give the same draws"},
 };
 
+// The sampling kernel for long rows and few of them: one row split over the lanes of several CTAs, with a
+// two-level table (docs/DESIGN.md section 11). The draws of row r depend on (seed, r, iteration) and the spec only.
+inline constexpr KernelArg kSampleSplitArgs[] = {
+    {"weights", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K weights, row r at weights + r * ld"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    {"out", ArgType::i32s, ArgRole::output,
+     "device array of M ints: the category drawn for each row, or -1 for an invalid row (a negative, NaN or "
+     "infinite weight, or a zero total)"},
+    {"invalid_rows", ArgType::u64s, ArgRole::counters,
+     "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid rows to [0] "
+     "and lowers [1] to the first invalid row"},
+    {"part_totals", ArgType::sums, ArgRole::scratch,
+     "device scratch of M * PARTS accumulators (PARTS: the kernel's constant, LaunchGeometry::parts_per_row): the "
+     "first level of the table, one total per part of W consecutive weights"},
+    {"arrivals", ArgType::u64s, ArgRole::scratch,
+     "device scratch of M counters, zero before the first launch: the CTAs of a row count themselves in, and the "
+     "last one searches the row and sets its counter back to zero"},
+    {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},
+    {"iteration", ArgType::u32, ArgRole::iteration,
+     "the uniform of row r comes from Philox(seed; r, 0, iteration): the same arguments give the same draws"},
+};
+
 // The LDA z-step arguments before and after what a baseline adds (its table of partial sums p).
 #define BFLY_LDA_Z_LEADING_ARGS                                                                                    \
   {"theta", ArgType::const_elements, ArgRole::input,                                                              \
@@ -58,6 +82,12 @@ inline constexpr KernelArg kLdaBaselineArgs[] = {
 
 inline constexpr KernelFamily kSample{"sample", "draws one category per row of M x K weights", "row",
                                "bfly/sample_kernel.skeleton.cuh", kSampleArgs};
+inline constexpr KernelFamily kSampleSplit{"sample_split",
+                                    "draws one category per row of M x K weights, each row split over several CTAs",
+                                    "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitArgs};
+inline constexpr KernelFamily kSampleSmall{"sample_small",
+                                    "draws one category per row of M x K weights, several short rows per lane",
+                                    "row", "bfly/sample_small_kernel.skeleton.cuh", kSampleArgs};
 inline constexpr KernelFamily kLdaZ{"lda_z",
                              "draws a topic for every token from theta[doc] * phi[word], one document per thread "
                              "(the paper's Algorithm 7)",
@@ -76,7 +106,8 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 5> kAll = {&kSample, &kLdaZ, &kLdaZDoc, &kLdaAlg1, &kLdaAlg4};
+inline constexpr std::array<const KernelFamily*, 7> kAll = {&kSample,  &kLdaZ,        &kLdaZDoc,    &kLdaAlg1,
+                                                            &kLdaAlg4, &kSampleSplit, &kSampleSmall};
 
 }  // namespace bfly::gen::families
 
@@ -85,4 +116,6 @@ inline constexpr std::array<const KernelFamily*, 5> kAll = {&kSample, &kLdaZ, &k
 #define BFLY_OPERATIONS(X)                               \
   X(sample, ::bfly::gen::families::kSample, false)      \
   X(lda_z, ::bfly::gen::families::kLdaZ, false)         \
-  X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)
+  X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)   \
+  X(sample_split, ::bfly::gen::families::kSampleSplit, false) \
+  X(sample_small, ::bfly::gen::families::kSampleSmall, false)

@@ -25,6 +25,7 @@ enum class ArgType {
   u64s,            // unsigned long long*
   const_f64s,      // const double*
   f64s,            // double*
+  sums,            // S*: arrays of the element type's accumulator (float for f32, f16, bf16; double for f64)
   i64,             // long long
   i32,             // int
   u32,             // unsigned int
@@ -99,8 +100,14 @@ struct LaunchGeometry {
   bool theta_in_shared = false;  // lda_z_doc: each group's theta row is staged in shared memory (else read from L1)
   int static_shared_bytes = 0;
   int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
+  // sample_split only (0 elsewhere): the CTAs that share one row, and the parts (per-lane totals) of a row, which
+  // is also the row's share of the part_totals scratch array.
+  int ctas_per_row = 0;
+  int parts_per_row = 0;
   // The CTAs that cover `items` items: gridDim.x; a launch needs at least this many, in a 1-D grid.
-  long long grid_for_rows(long long items) const { return (items + rows_per_cta - 1) / rows_per_cta; }
+  long long grid_for_rows(long long items) const {
+    return ctas_per_row > 0 ? items * ctas_per_row : (items + rows_per_cta - 1) / rows_per_cta;
+  }
   friend bool operator==(const LaunchGeometry&, const LaunchGeometry&) = default;
 };
 

@@ -19,7 +19,9 @@ enum class Variant { swap, addsub };
 // each, named after its family: `sample` draws one category per row of explicit weights; `lda_z` draws a topic per
 // token from theta[doc] * phi[word] (the paper's LDA z-step, one document per lane, Algorithm 7); `lda_z_doc` draws
 // the same topics with one document per group: the W lanes take W tokens of one document at a time, so theta[doc]
-// is one row shared by the group instead of W rows cached per lane.
+// is one row shared by the group instead of W rows cached per lane. `sample_small` and `sample_split` draw what
+// `sample` draws, for the ends of the K range (docs/DESIGN.md section 11): several short rows per lane (K <= 32,
+// R = 0, no table), and one long row over several CTAs with a two-level table (R = 0).
 enum class Operation {
 #define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
   BFLY_OPERATIONS(BFLY_OPERATION_ENUM)
@@ -50,6 +52,7 @@ struct KernelSpec {
   Operation operation = Operation::sample;
 
   static constexpr int kMaxK = 1 << 20;
+  static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
 
   // Throws bfly::Error naming the field, the value and what is allowed.
   void validate() const;

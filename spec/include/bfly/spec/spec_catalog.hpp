@@ -17,6 +17,14 @@ std::vector<int> remnant_thresholds_for(int W);
 // f32 and f64; swap and addsub. Every spec is valid and appears once.
 std::vector<KernelSpec> draw_test_specs();
 
+// The sample_split draw-test matrix: W = 32 at K in {2, 3, 5, 16, 1000, 4097, 65536, 262144} (one tile, several,
+// several CTAs per row, 16 CTAs per row) and W = 8 at K in {5, 100}, every element type, addsub; and swap for f32 and
+// f64 at W = 32, K in {1000, 65536}. R = 0 (split rows have no remnant). Every spec is valid and appears once.
+std::vector<KernelSpec> split_test_specs();
+
+// The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
+std::vector<KernelSpec> small_test_specs();
+
 // The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
 // swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
 std::vector<KernelSpec> lda_test_specs();

@@ -1,0 +1,122 @@
+// GPU tests of the kernels for every K (docs/DESIGN.md section 11; CTest label `gpu`, skipped without a device):
+// sample_split and sample_small through the Sampler, draw for draw against the CPU execution of the same generated
+// source, the Sampler's split scratch reused across calls, and the automatic choice for LLM-shaped batches.
+#include "bfly/ops/sampler.hpp"
+#include "bfly/spec/spec_catalog.hpp"
+
+#include "cpu_kernels.hpp"
+#include "gpu_support.hpp"
+#include "reference_sampler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bfly::test {
+namespace {
+
+using gen::ElementType;
+
+rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
+  rt::SamplerOptions options;
+  options.operation = spec.operation;
+  options.W = spec.W;
+  options.variant = spec.variant;
+  options.R = spec.R;
+  return options;
+}
+
+template <typename T>
+std::vector<T> random_rows(long long M, int K, long long ld, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> w(static_cast<std::size_t>(M * ld), from_double<T>(0.0));
+  for (long long r = 0; r < M; ++r)
+    for (int k = 0; k < K; ++k) w[r * ld + k] = from_double<T>(unit(rng) < 0.1 ? 0.0 : unit(rng) * (1 + r % 5));
+  if (M > 2) w[2 * ld + rng() % K] = from_double<T>(-1.0);  // an invalid row
+  return w;
+}
+
+// The CPU run of `kernel` (with its own scratch when it is a split kernel).
+template <typename T>
+std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, long long M, long long ld,
+                           std::uint64_t seed, unsigned iteration, unsigned long long* invalid) {
+  std::vector<int> out(static_cast<std::size_t>(M), -7);
+  if (kernel.spec.operation == gen::Operation::sample_split) {
+    std::vector<double> parts(static_cast<std::size_t>(M * kernel.cpu.geometry.parts_per_row));
+    std::vector<unsigned long long> arrivals(static_cast<std::size_t>(M), 0);
+    run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(), seed,
+                        iteration});
+  } else {
+    run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, seed, iteration});
+  }
+  return out;
+}
+
+void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
+  const gen::KernelSpec& spec = kernel.spec;
+  const long long ld = spec.K + 1;
+  rt::Sampler sampler(forcing(spec));
+  gen::visit_element_type(spec.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::vector<T> w = random_rows<T>(M, spec.K, ld, seed);
+    const rt::DeviceBuffer device_weights = upload(w);
+    rt::DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
+    // Two calls with the same Sampler: the second reuses the split scratch the first left.
+    for (unsigned iteration : {0u, 3u}) {
+      const rt::SampleReport report = sampler.sample(as<T>(device_weights), M, spec.K, ld,
+                                                     reinterpret_cast<int*>(device_out.get()), seed, iteration);
+      ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
+      unsigned long long invalid[2] = {0, ~0ull};
+      const std::vector<int> cpu = cpu_draws(kernel, w, M, ld, seed, iteration, invalid);
+      const std::vector<int> gpu = download<int>(device_out);
+      long long mismatches = 0, first = -1;
+      for (long long r = 0; r < M; ++r)
+        if (gpu[r] != cpu[r] && mismatches++ == 0) first = r;
+      EXPECT_EQ(mismatches, 0) << kernel.name << " iteration " << iteration << ": first at row " << first;
+      EXPECT_EQ(report.invalid_rows, static_cast<long long>(invalid[0])) << kernel.name;
+    }
+  });
+}
+
+TEST(GpuKRange, SplitKernelsDrawWhatTheCpuExecutionDraws) {
+  BFLY_REQUIRE_GPU();
+  int kernels = 0;
+  for (const CpuKernel& kernel : cpu_split_kernels()) {
+    compare(kernel, kernel.spec.K >= 65536 ? 5 : 300, 0x5b117000u + kernels);
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(gen::split_test_specs().size()));
+}
+
+TEST(GpuKRange, SmallKernelsDrawWhatTheCpuExecutionDraws) {
+  BFLY_REQUIRE_GPU();
+  int kernels = 0;
+  for (const CpuKernel& kernel : cpu_small_kernels()) {
+    compare(kernel, 2500, 0x5a11000u + kernels);
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(gen::small_test_specs().size()));
+}
+
+// An LLM-shaped batch through the automatic choice: 64 rows of 65536 f32 weights take sample_split, and draw what
+// the CPU execution of that kernel draws.
+TEST(GpuKRange, AutomaticChoiceSplitsFewLongRows) {
+  BFLY_REQUIRE_GPU();
+  const long long M = 64;
+  const int K = 65536;
+  rt::SamplerOptions options;
+  rt::Sampler sampler(options);
+  const gen::KernelSpec spec = sampler.spec_for(K, ElementType::f32, M);
+  ASSERT_EQ(spec.operation, gen::Operation::sample_split);
+  const CpuKernel* kernel = nullptr;
+  for (const CpuKernel& k : cpu_split_kernels())
+    if (k.spec == spec) kernel = &k;
+  ASSERT_NE(kernel, nullptr) << gen::kernel_name(spec) << " is not in the CPU catalog";
+  compare(*kernel, M, 0x11a);
+}
+
+}  // namespace
+}  // namespace bfly::test

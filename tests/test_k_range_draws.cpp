@@ -1,0 +1,277 @@
+// Draw for draw: the generated kernels for every K (docs/DESIGN.md section 11), sample_split (one row over several
+// CTAs, a two-level table) and sample_small (several short rows per lane), run on the CPU, against the reference
+// sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid
+// and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.
+#include "cpu_kernels.hpp"
+#include "reference_sampler.hpp"
+
+#include "bfly/spec/spec_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using bfly::gen::ElementType;
+using bfly::gen::KernelSpec;
+using bfly::test::CpuKernel;
+
+constexpr int kPoison = 0x7eadbeef;
+
+enum class Input { random, many_zeros, huge_range, one_nonzero };
+constexpr Input kInputs[] = {Input::random, Input::many_zeros, Input::huge_range, Input::one_nonzero};
+const char* name_of(Input input) {
+  switch (input) {
+    case Input::random: return "random";
+    case Input::many_zeros: return "many-zeros";
+    case Input::huge_range: return "huge-range";
+    default: return "one-nonzero";
+  }
+}
+
+// Rows: enough for several CTAs of one-CTA rows at small K; a few at large K, where one row already takes up to 16
+// CTAs (the CPU time stays small).
+long long rows_for(int K) { return K >= 65536 ? 4 : 37; }
+
+template <typename T>
+std::vector<T> make_weights(Input input, long long rows, int K, long long ld, std::mt19937_64& rng) {
+  using bfly::test::from_double;
+  constexpr bool half = std::is_same_v<T, bfly::half_bits>;
+  const double tiny = half ? 1e-7 : 1e-30, huge = half ? 1e4 : 1e30;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<T> w(static_cast<std::size_t>(rows * ld), from_double<T>(std::numeric_limits<double>::quiet_NaN()));
+  for (long long row = 0; row < rows; ++row) {
+    T* x = &w[static_cast<std::size_t>(row * ld)];
+    for (int k = 0; k < K; ++k) {
+      const double v = unit(rng);
+      switch (input) {
+        case Input::random: x[k] = from_double<T>(v + 1e-3); break;
+        case Input::many_zeros: x[k] = from_double<T>(unit(rng) < 0.8 ? 0.0 : v); break;
+        case Input::huge_range: {
+          const double p = unit(rng);
+          x[k] = from_double<T>(p < 0.2 ? 0.0 : (p < 0.6 ? tiny : huge) * (v + 0.01));
+          break;
+        }
+        case Input::one_nonzero: x[k] = from_double<T>(0.0); break;
+      }
+    }
+    if (input == Input::one_nonzero) x[rng() % K] = from_double<T>(unit(rng) + 0.5);
+  }
+  return w;
+}
+
+// Invalid rows planted in the random input: a negative weight, a NaN, an infinity, a row of zeros (as many as fit).
+template <typename T>
+long long plant_invalid_rows(std::vector<T>& w, long long rows, int K, long long ld, std::mt19937_64& rng) {
+  using bfly::test::from_double;
+  const double bad[] = {-0.5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()};
+  long long planted = 0;
+  for (int i = 0; i < 3 && 1 + 2 * i < rows; ++i, ++planted)
+    w[static_cast<std::size_t>((1 + 2 * i) * ld + rng() % K)] = from_double<T>(bad[i]);
+  if (rows > 8) {
+    for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(8 * ld + k)] = from_double<T>(0.0);
+    ++planted;
+  }
+  return planted;
+}
+
+struct Scratch {
+  std::vector<double> part_totals_f64;  // the accumulator is double for f64, float otherwise
+  std::vector<float> part_totals_f32;
+  std::vector<unsigned long long> arrivals;
+  Scratch(const CpuKernel& kernel, long long rows)
+      : arrivals(static_cast<std::size_t>(rows), 0ull) {
+    const std::size_t parts = static_cast<std::size_t>(rows * kernel.cpu.geometry.parts_per_row);
+    if (kernel.spec.type == ElementType::f64) part_totals_f64.assign(parts, -1.0);
+    else part_totals_f32.assign(parts, -1.0f);
+  }
+  void* part_totals() {
+    return part_totals_f64.empty() ? static_cast<void*>(part_totals_f32.data())
+                                   : static_cast<void*>(part_totals_f64.data());
+  }
+};
+
+template <typename T>
+void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
+  const KernelSpec& spec = kernel.spec;
+  const bool split = spec.operation == bfly::gen::Operation::sample_split;
+  // sample_small: a few CTAs of rows, the last one partly filled.
+  const long long rows = split ? rows_for(spec.K) : 2 * kernel.cpu.geometry.rows_per_cta + 37;
+  const long long ld = spec.K + 5;
+  std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
+  Scratch scratch(kernel, rows);  // one scratch for every launch: the kernel leaves its counters at zero
+  for (Input input : kInputs) {
+    SCOPED_TRACE(kernel.name + " input " + name_of(input));
+    std::vector<T> w = make_weights<T>(input, rows, spec.K, ld, rng);
+    const long long planted = input == Input::random ? plant_invalid_rows(w, rows, spec.K, ld, rng) : 0;
+    const unsigned long long seed = rng();
+    const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
+    std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
+    unsigned long long invalid[2] = {0, ~0ull};
+    if (split) {
+      bfly::test::run_on_cpu(kernel, {w.data(), rows, ld, out.data(), invalid, scratch.part_totals(),
+                                      scratch.arrivals.data(), seed, iteration});
+      for (unsigned long long a : scratch.arrivals) ASSERT_EQ(a, 0ull) << "the last CTA of a row resets its counter";
+    } else {
+      bfly::test::run_on_cpu(kernel, {w.data(), rows, ld, out.data(), invalid, seed, iteration});
+    }
+
+    long long expected_invalid = 0, first_invalid = -1, boundary = 0;
+    for (long long row = 0; row < rows; ++row) {
+      const T* x = &w[static_cast<std::size_t>(row * ld)];
+      using S = bfly::test::AccumulatorOf<T>;
+      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
+                                          S());
+      const auto ref = bfly::test::reference_draw(x, spec.K, u);
+      if (ref.draw < 0 && expected_invalid++ == 0) first_invalid = row;
+      std::string why;
+      const auto verdict = bfly::test::check_draw(x, spec.K, out[static_cast<std::size_t>(row)], ref, &why);
+      ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "row " << row << ": " << why;
+      boundary += verdict == bfly::test::DrawCheck::boundary;
+    }
+    EXPECT_GE(expected_invalid, planted) << "the planted invalid rows must be invalid";
+    EXPECT_EQ(static_cast<long long>(invalid[0]), expected_invalid) << "invalid-row count reported by the kernel";
+    EXPECT_EQ(static_cast<long long>(invalid[1]), first_invalid < 0 ? -1ll : first_invalid);
+    EXPECT_LE(boundary, 2) << "too many draws differ from the reference";
+    boundary_cases += boundary;
+
+    if (split && input == Input::random) {
+      // The same draws from a larger grid on one CPU thread: neither the launch nor the threads change a draw.
+      std::vector<int> again(static_cast<std::size_t>(rows), kPoison);
+      bfly::gen::PackedArgs args(bfly::gen::family(kernel.cpu.family), spec.type, kernel.name,
+                                 {w.data(), rows, ld, again.data(), nullptr, scratch.part_totals(),
+                                  scratch.arrivals.data(), seed, iteration},
+                                 spec.K);
+      kernel.cpu.launch(1, static_cast<unsigned>(kernel.cpu.geometry.grid_for_rows(rows) + 3),
+                        static_cast<unsigned>(kernel.cpu.geometry.threads_per_cta), args.data());
+      EXPECT_EQ(again, out) << "a larger grid on one thread drew differently";
+    }
+  }
+}
+
+TEST(SplitDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
+  int kernels = 0;
+  long long boundary = 0;
+  for (const CpuKernel& kernel : bfly::test::cpu_split_kernels()) {
+    ++kernels;
+    bfly::gen::visit_element_type(kernel.spec.type,
+                                  [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::split_test_specs().size()));
+  std::printf("sample_split: %d kernels, %lld boundary cases\n", kernels, boundary);
+}
+
+TEST(SmallDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
+  int kernels = 0;
+  long long boundary = 0;
+  for (const CpuKernel& kernel : bfly::test::cpu_small_kernels()) {
+    ++kernels;
+    bfly::gen::visit_element_type(kernel.spec.type,
+                                  [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::small_test_specs().size()));
+  std::printf("sample_small: %d kernels, %lld boundary cases\n", kernels, boundary);
+}
+
+// The packing does not change a draw: sample_small with groups of 8 and of 32 lanes, and the row kernel whose
+// whole row is a linearly searched remnant (W = 4, R = 3 at K = 2 and 3), draw exactly the same categories.
+TEST(SmallDrawForDraw, DrawsDoNotDependOnThePacking) {
+  for (int K : {2, 3}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    std::vector<const CpuKernel*> kernels;
+    for (const CpuKernel& k : bfly::test::cpu_small_kernels())
+      if (k.spec.K == K && k.spec.type == ElementType::f32) kernels.push_back(&k);
+    const CpuKernel* row_kernel = bfly::test::find_cpu_kernel(
+        bfly::gen::kernel_name(KernelSpec{4, K, 3, ElementType::f32, bfly::gen::Variant::addsub}));
+    ASSERT_NE(row_kernel, nullptr);
+    ASSERT_EQ(kernels.size(), 2u);
+    kernels.push_back(row_kernel);
+    const long long rows = 3000, ld = K + 1;
+    std::mt19937_64 rng(bfly::test::run_seed() + K);
+    const std::vector<float> w = make_weights<float>(Input::random, rows, K, ld, rng);
+    const unsigned long long seed = rng();
+    std::vector<std::vector<int>> draws;
+    for (const CpuKernel* k : kernels) {
+      draws.emplace_back(static_cast<std::size_t>(rows), kPoison);
+      bfly::test::run_on_cpu(*k, {w.data(), rows, ld, draws.back().data(), nullptr, seed, 7u});
+    }
+    EXPECT_EQ(draws[0], draws[1]) << kernels[0]->name << " and " << kernels[1]->name;
+    EXPECT_EQ(draws[0], draws[2]) << kernels[0]->name << " and " << kernels[2]->name;
+  }
+}
+
+// The geometry the kernels were generated for: a row of 262144 weights at W = 32 takes 16 CTAs of 256 threads and
+// 8192 part totals; one of 1000, one CTA.
+TEST(SplitGeometry, RowsSpreadOverCtasAsTheSpecSays) {
+  const KernelSpec big{32, 262144, 0, ElementType::f32, bfly::gen::Variant::addsub, bfly::gen::Operation::sample_split};
+  const auto g = bfly::gen::launch_geometry(big);
+  EXPECT_EQ(g.ctas_per_row, 16);
+  EXPECT_EQ(g.parts_per_row, 8192);
+  EXPECT_EQ(g.grid_for_rows(3), 48);
+  KernelSpec small = big;
+  small.K = 1000;
+  EXPECT_EQ(bfly::gen::launch_geometry(small).ctas_per_row, 1);
+  small.R = 3;
+  EXPECT_THROW(small.validate(), bfly::Error) << "split rows have no remnant: R must be 0";
+}
+
+// The split kernel's launch contract: a grid of fewer than M * CTAS_PER_ROW CTAs would leave a row without its
+// last CTA, so it traps (bfly::require_split_launch), as every generated kernel does on another launch.
+TEST(SplitLaunchContractDeathTest, TooSmallAGridTraps) {
+  const CpuKernel* kernel = nullptr;
+  for (const CpuKernel& k : bfly::test::cpu_split_kernels())
+    if (k.spec.K == 65536 && k.spec.type == ElementType::f32 && k.spec.variant == bfly::gen::Variant::addsub) kernel = &k;
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_EQ(kernel->cpu.geometry.ctas_per_row, 4);
+  EXPECT_DEATH(
+      {
+        const long long rows = 2;
+        std::vector<float> w(static_cast<std::size_t>(rows * 65536), 1.0f);
+        std::vector<int> out(rows);
+        Scratch scratch(*kernel, rows);
+        bfly::gen::PackedArgs args(bfly::gen::family(kernel->cpu.family), ElementType::f32, kernel->name,
+                                   {w.data(), rows, 65536ll, out.data(), nullptr, scratch.part_totals(),
+                                    scratch.arrivals.data(), 1ull, 0u},
+                                   65536);
+        kernel->cpu.launch(1, 7, 256, args.data());
+      },
+      "__trap\\(\\).*gridDim \\(7, 1, 1\\)");
+}
+
+// Chi-square goodness of fit: 4000 rows of the same 5 weights through the split kernel (K = 5, W = 8, f32).
+TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
+  const CpuKernel* kernel = nullptr;
+  for (const CpuKernel& k : bfly::test::cpu_split_kernels())
+    if (k.spec.K == 5 && k.spec.W == 8 && k.spec.type == ElementType::f32) kernel = &k;
+  ASSERT_NE(kernel, nullptr);
+  const long long rows = 4000;
+  const std::vector<float> one = {0.5f, 0.0f, 2.0f, 1.0f, 0.25f};
+  std::vector<float> w;
+  for (long long r = 0; r < rows; ++r) w.insert(w.end(), one.begin(), one.end());
+  Scratch scratch(*kernel, rows);
+  std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
+  bfly::test::run_on_cpu(*kernel, {w.data(), rows, 5ll, out.data(), nullptr, scratch.part_totals(),
+                                   scratch.arrivals.data(), bfly::test::run_seed(), 0u});
+  std::vector<long long> counts(5, 0);
+  for (int d : out) {
+    ASSERT_TRUE(d >= 0 && d < 5 && d != 1) << "draw " << d;
+    ++counts[static_cast<std::size_t>(d)];
+  }
+  double chi2 = 0;
+  for (int k = 0; k < 5; ++k) {
+    if (one[k] == 0) continue;
+    const double expected = rows * one[k] / 3.75;
+    chi2 += (counts[k] - expected) * (counts[k] - expected) / expected;
+  }
+  EXPECT_LT(chi2, 18.47) << "chi-square with 3 degrees of freedom above its 0.9996 quantile";
+}
+
+}  // namespace
