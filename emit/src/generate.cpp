@@ -62,6 +62,7 @@ std::string describe(const Source& source) {
 
 Source generate(const KernelSpec& spec) {
   spec.validate();
+  if (spec.input != InputKind::weights || spec.draws != Draws::one) return generate_sample_draws(spec);
   const LaunchGeometry geometry = launch_geometry(spec);
   const std::string name = kernel_name(spec);
 

@@ -38,6 +38,39 @@ std::vector<KernelSpec> draw_test_specs() {
   return specs;
 }
 
+std::vector<KernelSpec> sample_draws_test_specs() {
+  struct Geometry {
+    int W, K, R;
+    Variant variant;
+    bool every_type;  // also in the second and third type of its input kind
+  };
+  constexpr Geometry kGeometries[] = {
+      {4, 3, 3, Variant::addsub, false},    // K <= R: the whole row is a remnant
+      {16, 16, 8, Variant::swap, false},    // one block, searched by every draw as pass 1 built it
+      {16, 71, 8, Variant::addsub, true},   // a linear remnant of 7 and 4 blocks
+      {32, 100, 0, Variant::swap, true},    // a remnant of 4 padded to a block
+      {16, 1000, 8, Variant::addsub, true}, // remnant 8, 62 blocks in chunks of 2
+      {8, 4097, 7, Variant::swap, false},   // 512 blocks in chunks of 16
+  };
+  constexpr struct {
+    InputKind input;
+    ElementType types[3];
+  } kInputs[] = {{InputKind::weights, {ElementType::f32, ElementType::f64, ElementType::bf16}},
+                 {InputKind::logits, {ElementType::f32, ElementType::f16, ElementType::bf16}}};
+  std::vector<KernelSpec> specs;
+  for (const auto& input : kInputs)
+    for (Draws draws : {Draws::with_replacement, Draws::without_replacement})
+      for (const Geometry& g : kGeometries)
+        for (int t = 0; t < (g.every_type ? 3 : 1); ++t) {
+          KernelSpec spec{g.W, g.K, g.R, input.types[t], g.variant, Operation::sample};
+          spec.input = input.input;
+          spec.draws = draws;
+          spec.validate();
+          specs.push_back(spec);
+        }
+  return specs;
+}
+
 std::vector<KernelSpec> lda_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)

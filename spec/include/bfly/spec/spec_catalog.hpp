@@ -17,6 +17,12 @@ std::vector<int> remnant_thresholds_for(int W);
 // f32 and f64; swap and addsub. Every spec is valid and appears once.
 std::vector<KernelSpec> draw_test_specs();
 
+// The draw-test matrix of the sample forms beyond one draw from weights (several draws with and without
+// replacement, from weights and from logits): six geometries (the whole row a remnant, one block, remnant and
+// blocks, a padded remnant, chunks of 2 and of 16 blocks) in f32, and three of them in f64 and bf16 (weights) or
+// f16 and bf16 (logits). Every spec is valid and appears once.
+std::vector<KernelSpec> sample_draws_test_specs();
+
 // The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
 // swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
 std::vector<KernelSpec> lda_test_specs();
