@@ -59,7 +59,7 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
              "final one.";
   if (distinct(spec))
     about += " Without replacement: a draw that finds a category this row has drawn is redrawn with a fresh "
-             "uniform, up to REDRAWS times, then drawn exactly among the categories left (docs/DESIGN.md section 10).";
+             "uniform, up to REDRAWS times, then drawn exactly among the categories left (docs/DESIGN.md section 11).";
   comment_paragraph(about, w);
   std::string text = w.text();
   text.pop_back();  // the skeleton line ends the comment

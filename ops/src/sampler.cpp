@@ -1,5 +1,7 @@
 #include "bfly/ops/sampler.hpp"
 
+#include "sampler_state.hpp"
+
 #include "bfly/error.hpp"
 #include "bfly/jit/driver.hpp"
 #include "bfly/jit/module.hpp"
@@ -29,9 +31,6 @@ gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weight
                          {weights, M, ld, out, nullptr, seed, iteration}, spec.K);
 }
 
-struct Sampler::State {
-  LoadedKernels kernels;
-};
 
 Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
   spec_for(1024, gen::ElementType::f32);  // a bad forced W, R or variant is reported here, not at the first launch

@@ -1,4 +1,4 @@
-// Helpers of the kernels that draw several categories per row or draw from logits (docs/DESIGN.md section 10):
+// Helpers of the kernels that draw several categories per row or draw from logits (docs/DESIGN.md section 11):
 // the exponential both the GPU and the CPU execution round alike, the group maximum, the weight of a logit, the
 // Philox counter word of a draw, and the sequential draw that skips the categories a row has already drawn.
 // An include guard rather than #pragma once, for the same reason as bfly/sample_support.cuh.

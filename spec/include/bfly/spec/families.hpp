@@ -27,7 +27,7 @@ inline constexpr KernelArg kSampleArgs[] = {
 };
 
 // Several draws per row (with or without replacement) of explicit weights, and draws from softmax(logits / T):
-// the same passes, one table per row built once and searched num_samples times (docs/DESIGN.md section 10).
+// the same passes, one table per row built once and searched num_samples times (docs/DESIGN.md section 11).
 #define BFLY_SAMPLE_DRAWS_TRAILING_ARGS                                                                            \
   {"num_samples", ArgType::i32, ArgRole::value,                                                                    \
    "draws per row, >= 1 (at most gen::kMaxDistinctDraws without replacement; the kernel traps above it)"},        \

@@ -45,7 +45,7 @@ enum class InputKind { weights, logits };
 enum class Draws { one, with_replacement, without_replacement };
 
 // The most draws per row without replacement: each lane keeps the categories it has drawn (in local memory) and
-// redraws until it finds a new one (docs/DESIGN.md section 10).
+// redraws until it finds a new one (docs/DESIGN.md section 11).
 inline constexpr int kMaxDistinctDraws = 64;
 // The most draws per row with replacement: draw d is the Philox counter word d, below the redraw field (2^24).
 inline constexpr int kMaxDraws = 1 << 24;
