@@ -158,11 +158,13 @@ struct Checker {
   unsigned long long seed;
   unsigned int iteration;
   // Sums of at most K weights in float differ from exact ones by about K * eps * total; a logit's weight and the
-  // rescaling by a larger maximum add a few rounding errors per weight and per block.
+  // rescaling by a larger maximum add a few rounding errors per weight and per block; weights in the subnormal
+  // range (far below the row's maximum) are off by up to one subnormal step each.
   long double tolerance(long double total) const {
-    const long double eps = spec.type == ElementType::f64 ? std::numeric_limits<double>::epsilon()
-                                                          : std::numeric_limits<float>::epsilon();
-    return (spec.input == InputKind::logits ? 2.0L * spec.K + 64 : spec.K + 16.0L) * eps * total;
+    const bool f64 = spec.type == ElementType::f64;
+    const long double eps = f64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+    const long double step = f64 ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<float>::denorm_min();
+    return (spec.input == InputKind::logits ? 2.0L * spec.K + 64 : spec.K + 16.0L) * eps * total + (spec.K + 1) * step;
   }
   long double uniform(long long row, int d, int attempt) const {
     const unsigned int bits = bfly::philox_bits(seed, static_cast<unsigned long long>(row),

@@ -154,7 +154,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
   if (spec.blocks() == 0) return;
   const auto load = [&](const std::string& a, const std::string& b) {
-    w.line("load_block({}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({}) * W);", a, b);
+    w.line("load_block({}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({}) * W + r);", a, b);
   };
   const auto use = [&](const std::string& a) {
     w.line("check_block({}, bad);", a);
@@ -191,8 +191,9 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   };
   const int in_flight = geometry.blocks_in_flight;
   const int full = spec.blocks() - spec.blocks() % in_flight;
-  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, {}butterfly build, running total of row W-1.",
-         logits(spec) ? "the online maximum and the weights, " : "");
+  w.lines(fmt::format("// Algorithm 8 lines 13-34 for each block: transposed load, {}butterfly build, running total of "
+                      "row W-1.",
+                      logits(spec) ? "weights under the online maximum,\n// " : ""));
   w.line("// BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.");
   if (full > 0) {
     auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full), "for each group of blocks");
@@ -241,9 +242,9 @@ void search(const KernelSpec& spec, const LaunchGeometry& geometry, std::string_
       w.line("int block = chunk;");
     } else {
       w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
-      w.line("// whose running total first exceeds u'. Should rounding{} leave u' past every rebuilt total, the",
-             logits(spec) ? " (the rescaled chunk totals)" : "");
-      w.line("// chunk's last block is searched, up to the chunk's total.");
+      w.line("// whose running total first exceeds u'. Should rounding leave u' past every rebuilt total, the chunk's");
+      w.line("// last block is searched, up to the chunk's total{}.",
+             logits(spec) ? " (the chunk totals were rescaled, the rebuilt ones were not)" : "");
       w.line("const int first_block = chunk * CHUNK_BLOCKS;");
       w.line("const int last_block = first_block + CHUNK_BLOCKS < BLOCKS ? first_block + CHUNK_BLOCKS - 1 : BLOCKS - 1;");
       w.line("int block = last_block;");
@@ -272,8 +273,7 @@ void search(const KernelSpec& spec, const LaunchGeometry& geometry, std::string_
 }
 
 std::string uniform(std::string_view attempt) {
-  return fmt::format("bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), "
-                     "bfly::draw_word(d, {}), iteration), S())",
+  return fmt::format("bfly::uniform_from_bits(bfly::philox_bits(seed, m, bfly::draw_word(d, {}), iteration), S())",
                      attempt);
 }
 
@@ -286,8 +286,8 @@ void draw_with_replacement(const KernelSpec& spec, const LaunchGeometry& geometr
     auto guard = w.scope("if (valid)");
     w.line("// Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially");
     w.line("// (Algorithms 1 and 2), so a zero-weight category is never drawn.");
-    w.line("if (draw < 0 || !(weight_of(draw) > S(0))) draw = bfly::sequential_draw_excluding(weight_of, K, u, "
-           "static_cast<const int*>(nullptr), 0);");
+    w.lines("if (draw < 0 || !(weight_of(draw) > S(0)))\n"
+           "  draw = bfly::sequential_draw_excluding(weight_of, K, u, static_cast<const int*>(nullptr), 0);");
     w.line("out[m * num_samples + d] = draw;");
   }
   w.line("if (!valid && m < M) out[m * num_samples + d] = -1;");
@@ -306,12 +306,13 @@ void draw_without_replacement(const KernelSpec& spec, const LaunchGeometry& geom
     w.line("int draw = 0;");
     search(spec, geometry, "searching", w);
     auto guard = w.scope("if (searching)");
-    w.line("if (draw < 0 || !(weight_of(draw) > S(0))) draw = bfly::sequential_draw_excluding(weight_of, K, u, "
-           "static_cast<const int*>(nullptr), 0);");
+    w.lines("if (draw < 0 || !(weight_of(draw) > S(0)))\n"
+           "  draw = bfly::sequential_draw_excluding(weight_of, K, u, static_cast<const int*>(nullptr), 0);");
     w.line("if (!bfly::already_drawn(draw, drawn, d)) { chosen = draw; searching = false; }");
   }
   w.line("// Every attempt found a drawn category: draw exactly among the categories left (-1 when none is).");
-  w.line("if (searching) chosen = bfly::sequential_draw_excluding(weight_of, K, {}, drawn, d);", uniform("REDRAWS"));
+  w.line("const S u_rest = {};", uniform("REDRAWS"));
+  w.line("if (searching) chosen = bfly::sequential_draw_excluding(weight_of, K, u_rest, drawn, d);");
   {
     auto guard = w.scope("if (valid)");
     w.line("if (chosen < 0) ran_out = true;");

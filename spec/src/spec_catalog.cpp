@@ -107,6 +107,17 @@ std::vector<KernelSpec> compile_test_specs() {
         specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z});
         specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z_doc});
       }
+  // The forms of sample (logits, several draws) at K = 1024, W = 16: f32 each, and bf16 logits.
+  for (InputKind input : {InputKind::weights, InputKind::logits})
+    for (Draws draws : {Draws::with_replacement, Draws::without_replacement})
+      for (ElementType type : {ElementType::f32, ElementType::bf16}) {
+        if (type == ElementType::bf16 && (input == InputKind::weights || draws == Draws::without_replacement))
+          continue;
+        KernelSpec spec{16, 1024, 8, type, Variant::addsub, Operation::sample};
+        spec.input = input;
+        spec.draws = draws;
+        specs.push_back(spec);
+      }
   return specs;
 }
 

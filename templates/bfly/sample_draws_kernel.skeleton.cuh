@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   bool ran_out = false;  // a draw found no positive weight left (without replacement)
   {{drawn_state}}
 
-  // ---- Pass 2 once per draw d: its uniform (docs/DESIGN.md sections 5 and 10), Algorithm 9, Algorithm 10 ----
+  // ---- Pass 2 once per draw d: its uniform (docs/DESIGN.md sections 5 and 11), Algorithm 9, Algorithm 10 ----
   for (int d = 0; d < num_samples; ++d) {
     {{draw}}
   }

@@ -2,6 +2,8 @@
 // generated kernels for sm_80 and sm_90, and CompileError's message.
 #include "bfly/jit/compile.hpp"
 #include "bfly/ops/lda_iteration.hpp"
+#include "bfly/emit/generate.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include "bfly/jit/environment.hpp"
 #include "test_support.hpp"
@@ -220,6 +222,25 @@ TEST(CompileError, NumberedDumpHasNameOptionsAndPaddedNumbers) {
   EXPECT_NE(dump.find("-arch=sm_90"), std::string::npos);
   EXPECT_NE(dump.find("\n01 \n"), std::string::npos) << dump;
   EXPECT_NE(dump.find("\n11 \n"), std::string::npos) << dump;
+}
+
+// The forms of sample (logits with the online maximum's __reduce_max_sync, several draws with and without
+// replacement) compile for sm_80 and sm_90 without spills; without replacement, a lane's drawn categories are its
+// only local memory.
+TEST(Compile, SampleFormsCompileForSm80AndSm90WithoutSpills) {
+  int forms = 0;
+  for (const gen::KernelSpec& spec : gen::compile_test_specs()) {
+    if (spec.input == gen::InputKind::weights && spec.draws == gen::Draws::one) continue;
+    ++forms;
+    for (int arch : {80, 90}) {
+      const CompiledKernel kernel = compile(gen::generate(spec), {Arch{arch, true}, false});
+      ASSERT_TRUE(kernel.resources.known) << kernel.log;
+      EXPECT_EQ(kernel.resources.spill_store_bytes, 0) << gen::kernel_name(spec) << " sm_" << arch;
+      if (spec.draws != gen::Draws::without_replacement)
+        EXPECT_EQ(kernel.resources.local_bytes, 0) << gen::kernel_name(spec) << " sm_" << arch;
+    }
+  }
+  EXPECT_EQ(forms, 5);
 }
 
 // The compile matrix: generated kernels for W x type x variant x K on sm_80 and sm_90.

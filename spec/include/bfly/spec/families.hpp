@@ -30,7 +30,8 @@ inline constexpr KernelArg kSampleArgs[] = {
 // the same passes, one table per row built once and searched num_samples times (docs/DESIGN.md section 11).
 #define BFLY_SAMPLE_DRAWS_TRAILING_ARGS                                                                            \
   {"num_samples", ArgType::i32, ArgRole::value,                                                                    \
-   "draws per row, >= 1 (at most gen::kMaxDistinctDraws without replacement; the kernel traps above it)"},        \
+   "draws per row: 1 .. 2^24, or 1 .. 64 without replacement (bfly::gen::kMaxDistinctDraws; the kernel traps "   \
+   "above it)"},                                                                                                  \
       {"out", ArgType::i32s, ArgRole::output,                                                                      \
        "device array of M x num_samples ints, row-major: draw d of row r at out[r * num_samples + d]; -1 for "      \
        "every draw of an invalid row, and for the draws of a row without replacement past its positive "          \

@@ -32,7 +32,7 @@ std::vector<KernelSpec> lda_test_specs();
 std::vector<LdaBaselineSpec> lda_baseline_test_specs();
 
 // W in {4, 8, 16, 32}; K in {1, 71, 1024, 4097}; R = 8 clamped; f32 and f64; swap and addsub; sample, plus
-// lda_z and lda_z_doc at K = 1024.
+// lda_z and lda_z_doc at K = 1024; the forms of sample (logits, several draws) at K = 1024, W = 16.
 std::vector<KernelSpec> compile_test_specs();
 
 // The spec of the README's example: W = 32, K = 1024, R = 8, f32, addsub.
