@@ -283,6 +283,12 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       if (wanted(o, "bfly-auto")) add(bfly::gen::choose_sample_spec(K, type, auto_options()));
     }
   }
+  for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
+    const Form& form = form_named(name);
+    const rt::DrawRequest request{form.input, 1.0, form.num_samples, form.replacement};
+    for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
+      for (int K : o.Ks) add(rt::draws_spec(K, type, request, auto_options()));
+  }
   return specs;
 }
 

@@ -157,6 +157,7 @@ struct Checker {
   const KernelSpec& spec;
   unsigned long long seed;
   unsigned int iteration;
+  mutable long long targets = 0;  // targets compared so far (a draw without replacement compares one per attempt)
   // Sums of at most K weights in float differ from exact ones by about K * eps * total; a logit's weight and the
   // rescaling by a larger maximum add a few rounding errors per weight and per block; weights in the subnormal
   // range (far below the row's maximum) are off by up to one subnormal step each.
@@ -196,6 +197,7 @@ struct Checker {
       return Verdict::wrong;
     }
     for (int attempt = 0; attempt < (distinct ? kRedraws : 1); ++attempt) {
+      ++targets;
       const long double t = uniform(row, d, attempt) * all.total();
       const int expected = reference_category(all, t);
       if (draw == expected) return Verdict::equal;
@@ -209,11 +211,14 @@ struct Checker {
       }
     }
     // Every attempt found a drawn category: the exact draw among the rest.
+    ++targets;
     const long double t = uniform(row, d, kRedraws) * rest.total();
     const int expected = reference_category(rest, t);
     if (draw == expected) return Verdict::equal;
     if (distance_to(rest, draw, t) <= tolerance(rest.total())) return Verdict::boundary;
-    *why = "drew " + std::to_string(draw) + ", the reference " + std::to_string(expected) + " among the rest";
+    *why = "drew " + std::to_string(draw) + " (weight " + std::to_string(static_cast<double>(w[draw] / all.total())) +
+           " of the row), the reference " + std::to_string(expected) + " among the rest (" +
+           std::to_string(static_cast<double>(rest.total() / all.total())) + " of the row)";
     return Verdict::wrong;
   }
 };
@@ -273,7 +278,9 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
     EXPECT_EQ(static_cast<long long>(invalid[0]), rows_with_minus_one) << "rows with a -1 draw, as counted";
     EXPECT_EQ(static_cast<long long>(invalid[1]), first < 0 ? -1ll : first) << "first row with a -1 draw";
     EXPECT_GE(invalid_rows, logits ? 3 : 4) << "the planted invalid rows must be invalid";
-    EXPECT_LE(boundary, 3) << "too many draws differ from the reference";
+    // Boundary cases need a target within rounding distance of a category boundary: rare, never a pattern. Without
+    // replacement a peaked row compares up to REDRAWS targets per draw, most near its drawn categories' edges.
+    EXPECT_LE(boundary, 3 + checker.targets / 500) << "too many draws differ from the reference";
     counts.draws += kRows * num_samples;
     counts.boundary += boundary;
     counts.invalid += invalid_rows;
