@@ -167,8 +167,7 @@ TEST(Sampler, DrawsArgumentsFollowTheFamily) {
   const gen::KernelSpec spec = draws_spec(1000, gen::ElementType::bf16, request);
   EXPECT_EQ(gen::kernel_name(spec), "bfly_sample_logits_bf16_w16_k1000_r8_addsub");
   auto* out = reinterpret_cast<int*>(0x2000);
-  const gen::PackedArgs args =
-      draws_arguments(spec, reinterpret_cast<const void*>(0x1000), 10, 1000, request, out, 42, 9);
+  gen::PackedArgs args = draws_arguments(spec, reinterpret_cast<const void*>(0x1000), 10, 1000, request, out, 42, 9);
   EXPECT_EQ(args.integer("num_samples"), 7);
   EXPECT_EQ(args.integer("iteration"), 9);
   EXPECT_EQ(*static_cast<const double*>(args.data()[gen::family_of(spec).index_of("temperature")]), 0.25);
