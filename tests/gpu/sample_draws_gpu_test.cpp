@@ -3,6 +3,7 @@
 // without replacement, f32, f64, f16, bf16) draws on the GPU, through Sampler::sample_draws, exactly what the CPU
 // execution of the same source draws, and counts the same rows with a -1.
 #include "bfly/ops/sampler.hpp"
+#include "bfly/spec/spec_catalog.hpp"
 
 #include "cpu_kernels.hpp"
 #include "gpu_support.hpp"
