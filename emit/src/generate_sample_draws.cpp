@@ -362,9 +362,13 @@ Source generate_sample_draws(const KernelSpec& spec) {
   }
   if (distinct(spec)) draw_without_replacement(spec, geometry, draw); else draw_with_replacement(spec, geometry, draw);
 
+  std::string constants_text = constants.text();  // the shared constants speak of weights; these are logits
+  if (logits(spec))
+    for (std::size_t at; (at = constants_text.find("type of the weights")) != std::string::npos;)
+      constants_text.replace(at, 19, "type of the logits");
   std::map<std::string, std::string> values = {
       {"header_comment", header_comment(spec, name)},
-      {"constants", without_trailing_newline(constants.text())},
+      {"constants", without_trailing_newline(constants_text)},
       {"device_functions", without_trailing_newline(functions.text())},
       {"shared_memory", without_trailing_newline(shared.text())},
       {"pass1", without_trailing_newline(pass1_text.text())},
@@ -387,6 +391,8 @@ Source generate_sample_draws(const KernelSpec& spec) {
       logits(spec) ? "// Weight k of this lane's row as the passes form it: e^((x - row_max) / T) under the final maximum.\n"
                      "const bfly::RowLogitWeights<T> weight_of{my_row, row_max, scale};"
                    : "const bfly::RowWeights<T> weight_of{my_row};  // weight k of this lane's row, widened to S";
+  values["ran_out"] = distinct(spec) ? "bool ran_out = false;  // a draw found no positive weight left"
+                                     : "const bool ran_out = false;  // with replacement a valid row never runs out";
   values["drawn_state"] = distinct(spec) ? "int drawn[MAX_DRAWS];  // the categories this row has drawn, in order" : "";
 
   FamilyKernel kernel;

@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   const S total = running;
   const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
   {{weight_of}}
-  bool ran_out = false;  // a draw found no positive weight left (without replacement)
+  {{ran_out}}
   {{drawn_state}}
 
   // ---- Pass 2 once per draw d: its uniform (docs/DESIGN.md sections 5 and 11), Algorithm 9, Algorithm 10 ----
