@@ -343,5 +343,8 @@ void random_topics(int* z, long long tokens, int K, std::uint64_t seed, cudaStre
 BENCH_INSTANTIATE(float)
 BENCH_INSTANTIATE(double)
 #undef BENCH_INSTANTIATE
+// The 16-bit types (f16, bf16) are expanded as their bits.
+template void expand_rows<unsigned short>(unsigned short*, long long, int, long long, const unsigned short*, int,
+                                          cudaStream_t);
 
 }  // namespace bench

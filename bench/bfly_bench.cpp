@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -112,7 +113,33 @@ struct Options {
   bool compile_only = false;  // compile every bfly spec with NVRTC, print resources and timing; no GPU needed
   std::string arch = "sm_90";  // for --compile-only
   std::uint64_t seed = 20261122;
+  // Logits and several draws per row (Sampler::sample_draws), by name (kForms); empty: none.
+  std::vector<std::string> forms;
+  std::vector<ElementType> form_types = {ElementType::f32, ElementType::bf16, ElementType::f16};
 };
+
+// The logits and several-draws rows of the bench: bfly-auto through Sampler::sample_draws, measured in the input's
+// own bytes (M x K elements of its type). Logits are log(weights) of the weight rows (-inf for a zero weight), so
+// softmax(logits / 1) draws what the weights draw and the same chi-square check applies.
+struct Form {
+  std::string_view name;  // the CSV's algorithm is "bfly-auto-" + name
+  bfly::gen::InputKind input;
+  int num_samples;
+  bool replacement;
+};
+constexpr Form kForms[] = {
+    {"logits-1", bfly::gen::InputKind::logits, 1, true},
+    {"logits-4", bfly::gen::InputKind::logits, 4, true},
+    {"logits-distinct-4", bfly::gen::InputKind::logits, 4, false},
+    {"draws-4", bfly::gen::InputKind::weights, 4, true},
+    {"draws-16", bfly::gen::InputKind::weights, 16, true},
+    {"distinct-4", bfly::gen::InputKind::weights, 4, false},
+};
+const Form& form_named(const std::string& name) {
+  for (const Form& form : kForms)
+    if (form.name == name) return form;
+  throw std::invalid_argument("no bench form " + name);
+}
 
 [[noreturn]] void usage(int status) {
   std::printf(
@@ -131,7 +158,10 @@ struct Options {
       "  --jobs N           NVRTC compile threads (default: all cores)\n"
       "  --out-dir DIR      where the CSV goes (default bench/results)\n"
       "  --compile-only     compile every bfly spec of the sweep (no GPU needed) and print resources and timing\n"
-      "  --arch A           target of --compile-only (default sm_90)\n");
+      "  --arch A           target of --compile-only (default sm_90)\n"
+      "  --forms LIST       also logits and several draws per row: all, or logits-1, logits-4, logits-distinct-4\n"
+      "                     (logits in --form-types), draws-4, draws-16, distinct-4 (weights in --types); default none\n"
+      "  --form-types LIST  types of the logits forms (default f32,bf16,f16)\n");
   std::exit(status);
 }
 
@@ -191,13 +221,25 @@ Options parse_options(int argc, char** argv) {
         o.compile_only = true;
       } else if (flag == "--arch") {
         o.arch = value();
+      } else if (flag == "--forms") {
+        o.forms.clear();
+        for (const auto& f : split(value())) {
+          if (f == "all") {
+            for (const Form& form : kForms) o.forms.emplace_back(form.name);
+          } else {
+            o.forms.push_back(std::string(form_named(f).name));
+          }
+        }
+      } else if (flag == "--form-types") {
+        o.form_types.clear();
+        for (const auto& t : split(value())) o.form_types.push_back(bfly::gen::parse_element_type(t));
       } else if (flag == "-h" || flag == "--help") {
         usage(0);
       } else {
         std::fprintf(stderr, "bfly-bench: unknown flag %s\n", flag.c_str());
         usage(2);
       }
-    } catch (const std::logic_error&) {  // stoi and friends
+    } catch (const std::logic_error&) {  // stoi and friends, an unknown form
       std::fprintf(stderr, "bfly-bench: bad value for %s\n", flag.c_str());
       usage(2);
     }
@@ -233,7 +275,7 @@ std::string bfly_name(Variant variant, int W) {
   return fmt::format("bfly-{}-w{}", bfly::gen::name_of(variant), W);
 }
 
-// The kernels for the ends of the K range (docs/DESIGN.md section 11), measured at every K where they apply:
+// The kernels for the ends of the K range (docs/DESIGN.md section 12), measured at every K where they apply:
 // bfly-split-w32 (one row over several CTAs) at every K, bfly-small-w32 (several short rows per lane) for K <= 32.
 KernelSpec range_spec(bfly::gen::Operation operation, int K, ElementType type) {
   KernelSpec spec;
@@ -283,6 +325,12 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
         for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
           add(bfly::gen::choose_sample_spec(K, type, auto_options(), M));
     }
+  }
+  for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
+    const Form& form = form_named(name);
+    const rt::DrawRequest request{form.input, 1.0, form.num_samples, form.replacement};
+    for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
+      for (int K : o.Ks) add(rt::draws_spec(K, type, request, auto_options()));
   }
   return specs;
 }
@@ -599,9 +647,109 @@ class Bench {
     }
   }
 
+  // One form (logits, several draws) at one K and type: bfly-auto through Sampler::sample_draws, checked (range,
+  // zero weights, chi-square of every draw with replacement or of draw 0 without; distinct draws without), then
+  // timed. Bytes: the input's own, M x K elements of `type`.
+  void run_form_point(const Form& form, ElementType type, int K, std::vector<Row>& rows,
+                      std::vector<std::string>& failures) {
+    const std::string type_name(bfly::gen::name_of(type));
+    const std::string algorithm = "bfly-auto-" + std::string(form.name);
+    const std::size_t size = static_cast<std::size_t>(bfly::gen::size_of(type));
+    const long long M = static_cast<long long>((o_.min_bytes + K * size - 1) / (K * size));
+    const int n = form.num_samples;
+    const double bytes = static_cast<double>(M) * K * size;
+    const int D = o_.distinct_rows;
+    const bool logits = form.input == bfly::gen::InputKind::logits;
+    std::vector<double> distinct0;
+    for (int i = 0; i < 2; ++i) {
+      std::vector<double> distinct = fill_form(i, M, K, type, logits, o_.seed + 7919ull * K + 104729ull * size + i);
+      if (i == 0) distinct0 = std::move(distinct);
+    }
+    int* const out = b_.out.as<int>();
+    const rt::DrawRequest request{form.input, 1.0, n, form.replacement};
+    const auto launch = [&](int i) {
+      sampler_.sample_draws(b_.input[i % 2].as<const void>(), type, M, K, K, request, out, o_.seed, 0, stream_);
+    };
+    try {
+      fmt::print("  {} chooses {}\n", algorithm,
+                 bfly::gen::kernel_name(rt::draws_spec(K, type, request, auto_options())));
+      CUDA_CHECK(cudaMemsetAsync(out, 0xFE, static_cast<std::size_t>(M) * n * sizeof(int), stream_));
+      launch(0);
+      std::vector<int> draws(static_cast<std::size_t>(M) * n);
+      CUDA_CHECK(cudaMemcpyAsync(draws.data(), out, draws.size() * sizeof(int), cudaMemcpyDeviceToHost, stream_));
+      CUDA_CHECK(cudaStreamSynchronize(stream_));
+      std::string problem;
+      if (!form.replacement) {
+        for (long long r = 0; r < M && problem.empty(); ++r)
+          for (int a = 0; a < n && problem.empty(); ++a)
+            for (int b = a + 1; b < n; ++b)
+              if (draws[r * n + a] == draws[r * n + b] && draws[r * n + a] >= 0) {
+                problem = fmt::format("row {} drew {} twice without replacement", r, draws[r * n + a]);
+                break;
+              }
+      }
+      bench::DrawCheck check;
+      if (problem.empty()) {
+        std::vector<int> checked = draws;  // with replacement every draw; without, draw 0 (a plain draw)
+        if (!form.replacement) {
+          checked.resize(static_cast<std::size_t>(M));
+          for (long long r = 0; r < M; ++r) checked[r] = draws[r * n];
+        }
+        const int per_row = form.replacement ? n : 1;
+        check = bench::check_draws(checked, static_cast<long long>(checked.size()), K, distinct0, D,
+                                   [D, per_row](long long i) { return bench::distinct_index(i / per_row, D); });
+        if (!check.ok) problem = check.problem;
+      }
+      if (!problem.empty()) {
+        failures.push_back(fmt::format("{} {} K={}: {}", algorithm, type_name, K, problem));
+        fmt::print("  FAIL {:<22} {}\n", algorithm, problem);
+        return;
+      }
+      const double ms = time_median_ms(launch, o_.warmup, o_.runs, stream_);
+      Row row{algorithm, type_name, K, M, 0, "", ms, bytes / (ms * 1e6)};
+      fmt::print("  {:<22} {:>9.4f} ms {:>8.1f} GB/s {:>6.3f} of read   chi-square p {:.2g}\n", algorithm, ms,
+                 row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined);
+      rows.push_back(std::move(row));
+    } catch (const std::exception& e) {
+      failures.push_back(fmt::format("{} {} K={}: {}", algorithm, type_name, K, e.what()));
+      fmt::print("  ERROR {:<22} {}\n", algorithm, e.what());
+      if (cudaDeviceSynchronize() != cudaSuccess) throw;
+    }
+  }
+
   void set_read_ceiling(double gbps) { read_ceiling_gbps_ = gbps; }
 
  private:
+  // fill() for a form: M rows of K of `type` in input buffer i, weights or their logarithms (-inf for a zero
+  // weight). Returns the weights the device's values stand for (e^logit for logits), as doubles.
+  std::vector<double> fill_form(int i, long long M, int K, ElementType type, bool logits, std::uint64_t seed) {
+    const int D = o_.distinct_rows;
+    std::vector<double> distinct = make_distinct_rows(D, K, seed);
+    const std::size_t size = static_cast<std::size_t>(bfly::gen::size_of(type));
+    std::vector<unsigned char> bytes(distinct.size() * size);
+    for (std::size_t e = 0; e < distinct.size(); ++e) {
+      const double v = logits ? (distinct[e] > 0 ? std::log(distinct[e]) : -INFINITY) : distinct[e];
+      double stored = v;
+      unsigned char* at = &bytes[e * size];
+      switch (type) {
+        case ElementType::f32: { const float x = static_cast<float>(v); std::memcpy(at, &x, 4); stored = x; break; }
+        case ElementType::f64: std::memcpy(at, &v, 8); break;
+        case ElementType::f16: { const auto x = bfly::to_half(static_cast<float>(v)); std::memcpy(at, &x, 2);
+                                 stored = bfly::to_float(x); break; }
+        case ElementType::bf16: { const auto x = bfly::to_bf16(static_cast<float>(v)); std::memcpy(at, &x, 2);
+                                  stored = bfly::to_float(x); break; }
+      }
+      distinct[e] = logits ? std::exp(stored) : stored;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(b_.distinct.as<void>(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_));
+    if (size == 8) bench::expand_rows(b_.input[i].as<double>(), M, K, K, b_.distinct.as<const double>(), D, stream_);
+    else if (size == 4) bench::expand_rows(b_.input[i].as<float>(), M, K, K, b_.distinct.as<const float>(), D, stream_);
+    else bench::expand_rows(b_.input[i].as<unsigned short>(), M, K, K, b_.distinct.as<const unsigned short>(), D,
+                            stream_);
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // `bytes` leaves scope
+    return distinct;
+  }
+
   // Writes M rows of K into input buffer i from D fresh distinct rows; returns those rows (as doubles of the
   // values the device holds).
   template <typename T>
@@ -700,19 +848,26 @@ int run(const Options& o) {
   const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!specs.empty()) bench::compile_all(specs, rt::current_device_arch(), jobs, true);
 
-  // Buffer sizes: the largest point of the sweep.
+  // Buffer sizes: the largest point of the sweep (the forms: their types and num_samples draws per row).
   std::size_t input_bytes = o.min_bytes;
-  long long max_M = 0;
+  long long max_M = 0, max_draws = 0;
   int max_K = 0;
-  for (ElementType type : o.types) {
+  const auto cover = [&](ElementType type, int draws_per_row) {
     const std::size_t size = bfly::gen::size_of(type);
     for (int K : o.Ks) {
       for (long long M : rows_at(o, K, size)) {
         input_bytes = std::max(input_bytes, static_cast<std::size_t>(M) * K * size);
         max_M = std::max(max_M, M);
+        max_draws = std::max(max_draws, M * draws_per_row);
       }
       max_K = std::max(max_K, K);
     }
+  };
+  for (ElementType type : o.types) cover(type, 1);
+  for (const std::string& name : o.forms) {
+    const Form& form = form_named(name);
+    for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
+      cover(type, form.num_samples);
   }
   const bool need_scratch = wanted(o, "alg1") || wanted(o, "alg4-regs") || wanted(o, "alg4-smem");
   fmt::print("memory: 2 input buffers of {:.3f} GiB{}, {} rows at most\n", input_bytes / 1073741824.0,
@@ -725,7 +880,7 @@ int run(const Options& o) {
   Ceilings first, last;
   {
     Bench bench(o, prop, stream);
-    bench.allocate(input_bytes, static_cast<std::size_t>(max_M) * sizeof(int), need_scratch, max_K);
+    bench.allocate(input_bytes, static_cast<std::size_t>(max_draws) * sizeof(int), need_scratch, max_K);
     first = bench.measure_ceilings();
     fmt::print("read ceiling {:.1f} GB/s ({:.4f} ms for {:.3f} GiB), copy ceiling {:.1f} GB/s read + write\n",
                first.read_gbps, first.read_ms, o.min_bytes / 1073741824.0, first.copy_gbps);
@@ -741,6 +896,14 @@ int run(const Options& o) {
           else bench.run_point<double>(K, M, rows, failures);
         }
       }
+    }
+    for (const std::string& name : o.forms) {
+      const Form& form = form_named(name);
+      for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
+        for (int K : o.Ks) {
+          fmt::print("{} {} K={}\n", name, bfly::gen::name_of(type), K);
+          bench.run_form_point(form, type, K, rows, failures);
+        }
     }
     last = bench.measure_ceilings();
     fmt::print("read ceiling again after the sweep: {:.1f} GB/s; copy {:.1f} GB/s (sweep took {:.0f} s)\n",

@@ -1,4 +1,4 @@
-// Draw for draw: the generated kernels for every K (docs/DESIGN.md section 11), sample_split (one row over several
+// Draw for draw: the generated kernels for every K (docs/DESIGN.md section 12), sample_split (one row over several
 // CTAs, a two-level table) and sample_small (several short rows per lane), run on the CPU, against the reference
 // sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid
 // and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.

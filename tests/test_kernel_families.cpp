@@ -15,6 +15,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -60,7 +61,9 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
     }
     EXPECT_EQ(items, 1) << f->name << " must have one argument the grid covers";
   }
-  EXPECT_NE(thrown([] { family("nope"); }).find("families: sample, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
+  EXPECT_NE(thrown([] { family("nope"); })
+                .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
+                      "lda_z, lda_z_doc, lda_alg1, lda_alg4"),
             std::string::npos);
 }
 
@@ -72,6 +75,21 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_EQ(family("sample_small").args.size(), family("sample").args.size());
   EXPECT_EQ(family("sample_split").arg(ArgRole::scratch).name, "part_totals");
   EXPECT_EQ(family_of(choose_lda_z_spec(100, ElementType::f32)).name, "lda_z_doc");
+  // The forms of sample (BFLY_SAMPLE_FORMS): each input kind and draws its family; logits with one draw has none.
+  KernelSpec form = choose_sample_spec(100, ElementType::bf16);
+  const std::pair<std::pair<InputKind, Draws>, std::string_view> forms[] = {
+      {{InputKind::weights, Draws::with_replacement}, "sample_draws"},
+      {{InputKind::weights, Draws::without_replacement}, "sample_distinct"},
+      {{InputKind::logits, Draws::with_replacement}, "sample_logits"},
+      {{InputKind::logits, Draws::without_replacement}, "sample_logits_distinct"}};
+  for (const auto& [which, name] : forms) {
+    std::tie(form.input, form.draws) = which;
+    EXPECT_EQ(family_of(form).name, name);
+    EXPECT_EQ(family_of(form).index_of("num_samples"), 3u + (form.input == InputKind::logits));
+  }
+  form.draws = Draws::one;
+  EXPECT_NE(thrown([&] { form.validate(); }).find("logits are drawn with draws = with_replacement"),
+            std::string::npos);
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg1, 10, ElementType::f64}).name, "lda_alg1");
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg4, 10, ElementType::f64}).name, "lda_alg4");
 }

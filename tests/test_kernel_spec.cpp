@@ -81,6 +81,28 @@ TEST(KernelSpec, RemnantPolicyFollowsTheThreshold) {
 TEST(KernelSpec, NamesRoundTripForTheWholeCatalog) {
   EXPECT_EQ(kernel_name(example_spec()), "bfly_sample_f32_w32_k1024_r8_addsub");
   for (const KernelSpec& spec : draw_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  for (const KernelSpec& spec : sample_draws_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+}
+
+// The input kind and draws of a sample kernel: named by its family, described, and validated.
+TEST(KernelSpec, SampleFormsNameTheirFamily) {
+  KernelSpec spec{16, 1000, 8, ElementType::f16, Variant::addsub, Operation::sample};
+  spec.input = InputKind::logits;
+  spec.draws = Draws::without_replacement;
+  EXPECT_EQ(kernel_name(spec), "bfly_sample_logits_distinct_f16_w16_k1000_r8_addsub");
+  EXPECT_EQ(parse_kernel_name("bfly_sample_logits_distinct_f16_w16_k1000_r8_addsub"), spec);
+  EXPECT_EQ(describe(spec),
+            "W=16 K=1000 R=8 type=f16 variant=addsub operation=sample input=logits draws=without_replacement");
+  EXPECT_EQ(describe(KernelSpec{}), "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample");
+  spec.type = ElementType::f64;
+  EXPECT_THROW(spec.validate(), bfly::Error);  // logits are f32, f16 or bf16
+  KernelSpec lda{16, 100, 8, ElementType::f32, Variant::addsub, Operation::lda_z};
+  lda.draws = Draws::with_replacement;
+  EXPECT_THROW(lda.validate(), bfly::Error);
+  EXPECT_EQ(parse_input_kind("logits"), InputKind::logits);
+  EXPECT_EQ(parse_draws("with_replacement"), Draws::with_replacement);
+  EXPECT_THROW(parse_draws("twice"), bfly::Error);
+  EXPECT_THROW(parse_kernel_name("bfly_sample_logits_f64_w16_k100_r8_addsub"), bfly::Error);
 }
 
 TEST(KernelSpec, ParseKernelNameRejectsWhatIsNotAName) {

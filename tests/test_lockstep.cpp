@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -30,6 +31,35 @@ TEST(Lockstep, ShuffleAndVoteFollowCuda) {
     const int any = t < 32 ? 7 : 0;
     EXPECT_EQ(out[4 * t + 3], static_cast<int>(t < 32 ? ballot0 : ballot1) + any + 11) << t;
   }
+}
+
+// __reduce_max_sync over aligned segments (the generated logits kernels' group maximum): each lane's value is a
+// hash of its index, so every segment's maximum sits at a different lane.
+__global__ void segment_maxima(const int* in, int* out, int width) {
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned int mask = width == 32 ? 0xffffffffu : ((1u << width) - 1u) << ((t & 31) & ~(width - 1));
+  out[t] = __reduce_max_sync(mask, in[t]);
+}
+
+TEST(Lockstep, ReduceMaxOverAlignedSegments) {
+  const int n = 64;
+  std::vector<int> in(n), out(n);
+  for (int t = 0; t < n; ++t) in[t] = static_cast<int>((t * 2654435761u) >> 8) - (1 << 22);  // mixed signs
+  for (int width : {1, 4, 8, 16, 32}) {
+    bfly::lockstep::launch(segment_maxima, dim3(1), dim3(n), in.data(), out.data(), width);
+    for (int t = 0; t < n; ++t) {
+      int expected = in[t & ~(width - 1)];
+      for (int s = t & ~(width - 1); s < (t & ~(width - 1)) + width; ++s) expected = std::max(expected, in[s]);
+      EXPECT_EQ(out[t], expected) << "width " << width << ", lane " << t;
+    }
+  }
+}
+
+__global__ void unaligned_reduce(int* out) { out[threadIdx.x] = __reduce_max_sync(0x00000ff0u, 1); }
+
+TEST(LockstepDeathTest, ReduceMaxOverAnUnalignedMaskStops) {
+  std::vector<int> out(32);
+  EXPECT_DEATH(bfly::lockstep::launch(unaligned_reduce, dim3(1), dim3(32), out.data()), "is not the aligned segment");
 }
 
 __global__ void block_sum(const int* in, int* out) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's samplers at LLM-vocabulary shapes, run by hand beside `bfly-bench --llm` (docs/DESIGN.md section 11).
+"""PyTorch's samplers at LLM-vocabulary shapes, run by hand beside `bfly-bench --llm` (docs/DESIGN.md section 12).
 
 For each element type, K (vocabulary) and M (rows, the batch of a decoding step), one draw per row:
 

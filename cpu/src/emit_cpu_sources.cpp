@@ -76,6 +76,7 @@ std::string tables_source() {
 void write_draw_kernels(int shards, const std::string& dir) {
   std::vector<KernelSpec> specs = draw_test_specs();
   for (const KernelSpec& spec : lda_test_specs()) specs.push_back(spec);
+  for (const KernelSpec& spec : sample_draws_test_specs()) specs.push_back(spec);
   for (int shard = 0; shard < shards; ++shard) {
     std::vector<Source> sources;
     for (std::size_t i = shard; i < specs.size(); i += shards) sources.push_back(generate(specs[i]));

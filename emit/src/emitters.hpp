@@ -76,10 +76,10 @@ void cache_theta(const KernelSpec& spec, CodeWriter& w);
 void lda_doc_functions(const KernelSpec& spec, CodeWriter& w);
 void stage_theta_row(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
 
-// The sample_split kernel (docs/DESIGN.md section 11): its own skeleton, constants and level-1 pass, with the
+// The sample_split kernel (docs/DESIGN.md section 12): its own skeleton, constants and level-1 pass, with the
 // shared table build and block search (emit/src/generate_sample_split.cpp).
 Source generate_sample_split(const KernelSpec& spec);
-// The sample_small kernel for short rows (section 11): several rows per lane, staged through shared memory
+// The sample_small kernel for short rows (section 12): several rows per lane, staged through shared memory
 // (emit/src/generate_sample_small.cpp).
 Source generate_sample_small(const KernelSpec& spec);
 

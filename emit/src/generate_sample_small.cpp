@@ -1,4 +1,4 @@
-// generate_sample_small(): the sample_small kernel for short rows (docs/DESIGN.md section 11): a group of W lanes
+// generate_sample_small(): the sample_small kernel for short rows (docs/DESIGN.md section 12): a group of W lanes
 // stages W * ROWS_PER_LANE rows with contiguous loads, and each lane draws ROWS_PER_LANE of them.
 #include "bfly/emit/code_writer.hpp"
 #include "bfly/emit/generate.hpp"

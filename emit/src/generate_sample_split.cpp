@@ -1,5 +1,5 @@
 // generate_sample_split(): the sample_split kernel, one row split over several CTAs with a two-level table
-// (docs/DESIGN.md section 11). The table build and the block search are the shared emitters'; the constants, the
+// (docs/DESIGN.md section 12). The table build and the block search are the shared emitters'; the constants, the
 // tile loads and level 1's pass are this file's, the rest is templates/bfly/sample_split_kernel.skeleton.cuh.
 #include "bfly/emit/code_writer.hpp"
 #include "bfly/emit/generate.hpp"

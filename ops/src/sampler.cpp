@@ -1,5 +1,7 @@
 #include "bfly/ops/sampler.hpp"
 
+#include "sampler_state.hpp"
+
 #include "bfly/error.hpp"
 #include "bfly/jit/driver.hpp"
 #include "bfly/jit/module.hpp"
@@ -44,28 +46,7 @@ void check_sample_call(int K, gen::ElementType type, const void* weights, long l
   sample_arguments(gen::choose_sample_spec(K, type, row_kernel), weights, M, ld, out, 0, 0);
 }
 
-// The scratch of the sample_split kernels in one context, grown to the largest call: the part totals (level 1 of
-// the table) and the arrival counters, which the kernels leave at zero.
-struct SplitScratch {
-  DeviceBuffer part_totals;
-  DeviceBuffer arrivals;
-  void reserve(std::size_t part_total_bytes, std::size_t arrival_bytes) {
-    if (part_totals.size() < part_total_bytes) part_totals = DeviceBuffer(part_total_bytes);
-    if (arrivals.size() < arrival_bytes) {
-      arrivals = DeviceBuffer(arrival_bytes);
-      check(driver().MemsetD8(arrivals.get(), 0, arrival_bytes), "cuMemsetD8(sample_split arrivals)");
-      // The memset runs on the legacy stream; a launch on a non-blocking stream would not wait for it.
-      check(driver().StreamSynchronize(nullptr), "cuStreamSynchronize(sample_split arrivals)");
-    }
-  }
-};
-
 }  // namespace
-
-struct Sampler::State {
-  LoadedKernels kernels;
-  std::map<CUcontext, SplitScratch> split_scratch;
-};
 
 Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
   // A bad forced W, R, variant or operation is reported here, not at the first launch (K = 16 suits every operation).

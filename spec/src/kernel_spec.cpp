@@ -27,6 +27,29 @@ constexpr OperationRow kOperations[] = {
 #undef BFLY_OPERATION_ROW
 };
 
+struct SampleForm {
+  InputKind input;
+  Draws draws;
+  const KernelFamily* family;
+};
+constexpr SampleForm kSampleForms[] = {
+#define BFLY_SAMPLE_FORM_ROW(input, draws, family) {InputKind::input, Draws::draws, &family},
+    BFLY_SAMPLE_FORMS(BFLY_SAMPLE_FORM_ROW)
+#undef BFLY_SAMPLE_FORM_ROW
+};
+constexpr std::array kInputKindNames = {std::pair{InputKind::weights, std::string_view("weights")},
+                                        std::pair{InputKind::logits, std::string_view("logits")}};
+constexpr std::array kDrawsNames = {std::pair{Draws::one, std::string_view("one")},
+                                    std::pair{Draws::with_replacement, std::string_view("with_replacement")},
+                                    std::pair{Draws::without_replacement, std::string_view("without_replacement")}};
+
+// The sample form named `family_name`, or null.
+const SampleForm* sample_form(std::string_view family_name) {
+  for (const SampleForm& form : kSampleForms)
+    if (form.family->name == family_name) return &form;
+  return nullptr;
+}
+
 const OperationRow& row(Operation operation) {
   for (const OperationRow& entry : kOperations)
     if (entry.operation == operation) return entry;
@@ -90,6 +113,27 @@ std::string_view name_of(Operation operation) { return row(operation).family->na
 const KernelFamily& family_of(Operation operation) { return *row(operation).family; }
 bool item_per_group(Operation operation) { return row(operation).per_group; }
 
+std::string_view name_of(InputKind input) {
+  for (const auto& [value, name] : kInputKindNames)
+    if (value == input) return name;
+  throw Error("unknown input kind");
+}
+std::string_view name_of(Draws draws) {
+  for (const auto& [value, name] : kDrawsNames)
+    if (value == draws) return name;
+  throw Error("unknown draws");
+}
+InputKind parse_input_kind(std::string_view text) {
+  for (const auto& [value, name] : kInputKindNames)
+    if (name == text) return value;
+  throw Error(fmt::format("input kind '{}' is not supported; allowed: {}", text, allowed_names(kInputKindNames)));
+}
+Draws parse_draws(std::string_view text) {
+  for (const auto& [value, name] : kDrawsNames)
+    if (name == text) return value;
+  throw Error(fmt::format("draws '{}' is not supported; allowed: {}", text, allowed_names(kDrawsNames)));
+}
+
 ElementType parse_element_type(std::string_view text) {
   for (const ElementTypeInfo& entry : kElementTypes)
     if (entry.tag == text) return entry.type;
@@ -134,13 +178,22 @@ void KernelSpec::validate() const {
                             "padded with zero weights at the end, and have no remnant; use R = 0", R));
   name_of(variant);
   name_of(operation);
+  name_of(input);
+  name_of(draws);
+  if (operation != Operation::sample && (input != InputKind::weights || draws != Draws::one))
+    throw Error(fmt::format("input = {} and draws = {} are not allowed for {}: only sample kernels take logits or "
+                            "draw several categories per row", name_of(input), name_of(draws), name_of(operation)));
+  if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
+    throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
+                            "f32)", name_of(type)));
+  family_of(*this);  // a form without a family (logits with one draw) throws here
 }
 
 int KernelSpec::log2_w() const { return std::countr_zero(static_cast<unsigned>(W)); }
 
 std::string kernel_name(const KernelSpec& spec) {
-  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}", name_of(spec.operation), name_of(spec.type), spec.W, spec.K,
-                     spec.R, name_of(spec.variant));
+  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
+                     name_of(spec.variant));
 }
 
 KernelSpec parse_kernel_name(std::string_view name) {
@@ -168,7 +221,12 @@ KernelSpec parse_kernel_name(std::string_view name) {
   };
   KernelSpec spec;
   try {
-    spec.operation = parse_operation(operation);
+    if (const SampleForm* form = sample_form(operation)) {
+      spec.input = form->input;
+      spec.draws = form->draws;
+    } else {
+      spec.operation = parse_operation(operation);
+    }
     spec.type = parse_element_type(fields[2]);
     spec.W = tagged(fields[3], 'w', "W");
     spec.K = tagged(fields[4], 'k', "K");
@@ -182,7 +240,14 @@ KernelSpec parse_kernel_name(std::string_view name) {
   return spec;
 }
 
-const KernelFamily& family_of(const KernelSpec& spec) { return family_of(spec.operation); }
+const KernelFamily& family_of(const KernelSpec& spec) {
+  if (spec.operation != Operation::sample) return family_of(spec.operation);
+  for (const SampleForm& form : kSampleForms)
+    if (form.input == spec.input && form.draws == spec.draws) return *form.family;
+  throw Error(fmt::format("input = {} with draws = {} is not a sample kernel: logits are drawn with draws = "
+                          "with_replacement (num_samples = 1 draws once) or without_replacement",
+                          name_of(spec.input), name_of(spec.draws)));
+}
 
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
@@ -214,7 +279,9 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
   g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
-  g.static_shared_bytes = g.chunks * g.threads_per_cta * size_of(spec.type);
+  // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
+  const int total_bytes = size_of(accumulator_of(spec.type)) * (spec.input == InputKind::logits ? 2 : 1);
+  g.static_shared_bytes = g.chunks * g.threads_per_cta * total_bytes;
   if (per_group) {
     const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
     g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
@@ -225,8 +292,11 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 }
 
 std::string describe(const KernelSpec& spec) {
-  return fmt::format("W={} K={} R={} type={} variant={} operation={}", spec.W, spec.K, spec.R, name_of(spec.type),
-                     name_of(spec.variant), name_of(spec.operation));
+  std::string text = fmt::format("W={} K={} R={} type={} variant={} operation={}", spec.W, spec.K, spec.R,
+                                 name_of(spec.type), name_of(spec.variant), name_of(spec.operation));
+  if (spec.input != InputKind::weights || spec.draws != Draws::one)
+    text += fmt::format(" input={} draws={}", name_of(spec.input), name_of(spec.draws));
+  return text;
 }
 
 }  // namespace bfly::gen

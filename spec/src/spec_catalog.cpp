@@ -66,6 +66,39 @@ std::vector<KernelSpec> small_test_specs() {
   return specs;
 }
 
+std::vector<KernelSpec> sample_draws_test_specs() {
+  struct Geometry {
+    int W, K, R;
+    Variant variant;
+    bool every_type;  // also in the second and third type of its input kind
+  };
+  constexpr Geometry kGeometries[] = {
+      {4, 3, 3, Variant::addsub, false},    // K <= R: the whole row is a remnant
+      {16, 16, 8, Variant::swap, false},    // one block, searched by every draw as pass 1 built it
+      {16, 71, 8, Variant::addsub, true},   // a linear remnant of 7 and 4 blocks
+      {32, 100, 0, Variant::swap, true},    // a remnant of 4 padded to a block
+      {16, 1000, 8, Variant::addsub, true}, // remnant 8, 62 blocks in chunks of 2
+      {8, 4097, 7, Variant::swap, false},   // 512 blocks in chunks of 16
+  };
+  constexpr struct {
+    InputKind input;
+    ElementType types[3];
+  } kInputs[] = {{InputKind::weights, {ElementType::f32, ElementType::f64, ElementType::bf16}},
+                 {InputKind::logits, {ElementType::f32, ElementType::f16, ElementType::bf16}}};
+  std::vector<KernelSpec> specs;
+  for (const auto& input : kInputs)
+    for (Draws draws : {Draws::with_replacement, Draws::without_replacement})
+      for (const Geometry& g : kGeometries)
+        for (int t = 0; t < (g.every_type ? 3 : 1); ++t) {
+          KernelSpec spec{g.W, g.K, g.R, input.types[t], g.variant, Operation::sample};
+          spec.input = input.input;
+          spec.draws = draws;
+          spec.validate();
+          specs.push_back(spec);
+        }
+  return specs;
+}
+
 std::vector<KernelSpec> lda_test_specs() {
   std::vector<KernelSpec> specs;
   for (int W : kWidths)
@@ -101,6 +134,17 @@ std::vector<KernelSpec> compile_test_specs() {
         if (element.narrow()) continue;  // the LDA kernels take f32 or f64
         specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z});
         specs.push_back(KernelSpec{W, 1024, std::min(8, W - 1), element.type, variant, Operation::lda_z_doc});
+      }
+  // The forms of sample (logits, several draws) at K = 1024, W = 16: f32 each, and bf16 logits.
+  for (InputKind input : {InputKind::weights, InputKind::logits})
+    for (Draws draws : {Draws::with_replacement, Draws::without_replacement})
+      for (ElementType type : {ElementType::f32, ElementType::bf16}) {
+        if (type == ElementType::bf16 && (input == InputKind::weights || draws == Draws::without_replacement))
+          continue;
+        KernelSpec spec{16, 1024, 8, type, Variant::addsub, Operation::sample};
+        spec.input = input;
+        spec.draws = draws;
+        specs.push_back(spec);
       }
   return specs;
 }

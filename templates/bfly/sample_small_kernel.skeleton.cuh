@@ -8,7 +8,7 @@ namespace {{detail_namespace}} {
 
 }  // namespace {{detail_namespace}}
 
-// Short rows (docs/DESIGN.md section 11): a group of W lanes stages GROUP_ROWS = W * ROWS_PER_LANE consecutive rows
+// Short rows (docs/DESIGN.md section 12): a group of W lanes stages GROUP_ROWS = W * ROWS_PER_LANE consecutive rows
 // in shared memory with contiguous loads (lane r loads elements r, r + W, r + 2W, ... of the group's rows, so each
 // step of the W lanes reads W consecutive weights when ld = K), then every lane draws ROWS_PER_LANE rows, row
 // j * W + r of the group, with a running sum and a linear search (Algorithms 1 and 2; for K this small a butterfly

@@ -11,7 +11,7 @@ namespace {{detail_namespace}} {
 
 }  // namespace {{detail_namespace}}
 
-// One row over CTAS_PER_ROW CTAs (docs/DESIGN.md section 11). A row is cut into PARTS parts of W consecutive
+// One row over CTAS_PER_ROW CTAs (docs/DESIGN.md section 12). A row is cut into PARTS parts of W consecutive
 // weights; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
 // access (Algorithm 8 lines 13-17) and turns into a butterfly table (lines 18-30): row W-1 of lane r's table is the
 // total of part r of the tile. Level 1 of the row's table is these part totals (in part_totals); the last CTA of

@@ -1,4 +1,4 @@
-// Helpers of the sample_split kernels (one row split over several CTAs, docs/DESIGN.md section 11): their launch
+// Helpers of the sample_split kernels (one row split over several CTAs, docs/DESIGN.md section 12): their launch
 // contract and the reads of what other CTAs published. An include guard rather than #pragma once, as in
 // sample_support.cuh: the ahead-of-time header pastes this text.
 #ifndef BFLY_SAMPLE_SPLIT_SUPPORT_CUH

@@ -72,6 +72,11 @@ const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels() {
   return kernels;
 }
 
+const std::vector<CpuKernel>& cpu_sample_draws_kernels() {
+  static const std::vector<CpuKernel> kernels = in_catalog_order(gen::sample_draws_test_specs());
+  return kernels;
+}
+
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name) {
   for (const CpuKernel& k : cpu_kernels())
     if (k.name == kernel_name) return &k;

@@ -21,12 +21,14 @@ struct CatalogKernel {
   std::string name;
   cpu::CpuKernel cpu;
 };
-using CpuKernel = CatalogKernel<gen::KernelSpec>;               // sample, lda_z, lda_z_doc
+using CpuKernel = CatalogKernel<gen::KernelSpec>;               // sample (every form), lda_z, lda_z_doc
 using CpuLdaKernel = CatalogKernel<gen::KernelSpec>;            // lda_z, lda_z_doc
 using CpuLdaBaselineKernel = CatalogKernel<gen::LdaBaselineSpec>;
 
-// Every spec of gen::draw_test_specs(), gen::lda_test_specs() and gen::lda_baseline_test_specs(), in that order.
+// Every spec of gen::draw_test_specs(), gen::lda_test_specs(), gen::lda_baseline_test_specs() and
+// gen::sample_draws_test_specs(), in that order.
 const std::vector<CpuKernel>& cpu_kernels();
+const std::vector<CpuKernel>& cpu_sample_draws_kernels();
 const std::vector<CpuLdaKernel>& cpu_lda_kernels();
 const std::vector<CpuKernel>& cpu_split_kernels();  // gen::split_test_specs()
 const std::vector<CpuKernel>& cpu_small_kernels();  // gen::small_test_specs()

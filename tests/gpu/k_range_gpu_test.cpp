@@ -1,4 +1,4 @@
-// GPU tests of the kernels for every K (docs/DESIGN.md section 11; CTest label `gpu`, skipped without a device):
+// GPU tests of the kernels for every K (docs/DESIGN.md section 12; CTest label `gpu`, skipped without a device):
 // sample_split and sample_small through the Sampler, draw for draw against the CPU execution of the same generated
 // source, the Sampler's split scratch reused across calls, and the automatic choice for LLM-shaped batches.
 #include "bfly/ops/sampler.hpp"

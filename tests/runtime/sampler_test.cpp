@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 namespace bfly::rt {
@@ -156,6 +157,55 @@ TEST(Sampler, HostOverloadChecksArraySizes) {
   EXPECT_NE(error_of([&] { sampler.sample_host(std::span<const float>(weights), 3, 8, 10, short_out, 1); })
                 .find("fewer than M = 3"),
             std::string::npos);
+}
+
+// Logits and several draws: the temperature, num_samples and the element type are checked before any GPU is
+// needed, each with a message that names the argument.
+TEST(Sampler, DrawsValidatesTheRequestBeforeTouchingTheDriver) {
+  Sampler sampler;
+  const auto* logits = reinterpret_cast<const float*>(0x1000);
+  auto* out = reinterpret_cast<int*>(0x2000);
+  const auto message = [&](double temperature, int num_samples, bool replacement, int K = 100) {
+    return error_of([&] { sampler.sample_logits(logits, 10, K, K, temperature, num_samples, replacement, out, 1); });
+  };
+  for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_NE(message(bad, 1, true).find("temperature = "), std::string::npos) << bad;
+  EXPECT_NE(message(1.0, 0, true).find("num_samples = 0 is not allowed"), std::string::npos);
+  EXPECT_NE(message(1.0, 65, false).find("num_samples = 65 without replacement is above the most distinct draws per "
+                                         "row, 64"),
+            std::string::npos);
+  EXPECT_NE(message(1.0, 6, false, 5).find("num_samples = 6 distinct categories (replacement = false) cannot come "
+                                           "from K = 5"),
+            std::string::npos);
+  EXPECT_NE(message(1.0, (1 << 24) + 1, true).find("above the most draws per row"), std::string::npos);
+  EXPECT_NE(error_of([&] {
+              sampler.sample_draws(reinterpret_cast<const double*>(0x1000), gen::ElementType::f64, 10, 100, 100,
+                                   DrawRequest{gen::InputKind::logits, 1.0, 2, true}, out, 1);
+            }).find("logits of type f64 are not supported"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { sampler.sample_logits(logits, 10, 100, 99, 1.0, 2, true, out, 1); })
+                .find("ld = 99 is less than K = 100"),
+            std::string::npos);
+  // An empty batch needs no GPU and reports the spec it would use.
+  const SampleReport report = sampler.sample_logits(logits, 0, 100, 100, 0.5, 3, false, out, 1);
+  EXPECT_EQ(gen::kernel_name(report.spec).rfind("bfly_sample_logits_distinct_f32_", 0), 0u)
+      << gen::kernel_name(report.spec);
+}
+
+// The packed arguments of several draws from logits: the temperature as a double and num_samples, then the
+// single-draw kernel's out, counters, seed and iteration.
+TEST(Sampler, DrawsArgumentsFollowTheFamily) {
+  const DrawRequest request{gen::InputKind::logits, 0.25, 7, true};
+  const gen::KernelSpec spec = draws_spec(1000, gen::ElementType::bf16, request);
+  EXPECT_EQ(gen::kernel_name(spec), "bfly_sample_logits_bf16_w16_k1000_r8_addsub");
+  auto* out = reinterpret_cast<int*>(0x2000);
+  gen::PackedArgs args = draws_arguments(spec, reinterpret_cast<const void*>(0x1000), 10, 1000, request, out, 42, 9);
+  EXPECT_EQ(args.integer("num_samples"), 7);
+  EXPECT_EQ(args.integer("iteration"), 9);
+  EXPECT_EQ(*static_cast<const double*>(args.data()[gen::family_of(spec).index_of("temperature")]), 0.25);
+  EXPECT_EQ(args.pointer("out"), out);
+  const gen::KernelSpec weights = draws_spec(71, gen::ElementType::f64, DrawRequest{.num_samples = 3});
+  EXPECT_EQ(gen::kernel_name(weights), "bfly_sample_draws_f64_w16_k71_r8_swap");
 }
 
 TEST(Driver, GpuAvailableExplainsWhyNot) {

@@ -366,6 +366,34 @@ TEST_F(BflyGen, LdaZHeaderCompilesWithNvcc) {
   EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
 }
 
+// Logits without replacement from --input and --draws: the header's launch function takes the temperature and
+// num_samples after ld, and compiles with nvcc.
+TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {
+  const std::string nvcc = BFLY_NVCC_PATH;
+  ASSERT_TRUE(fs::exists(nvcc)) << "nvcc not found at " << nvcc << " (the CUDA toolkit is required)";
+  const Result r = bfly_gen("generate --K 256 --W 16 --type bf16 --input logits --draws without_replacement -o " +
+                            quote((scratch_ / "logits.cuh").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("bfly_sample_logits_distinct_bf16_w16_k256_r8_addsub"), std::string::npos) << r.out;
+  write_file(scratch_ / "logits.cu",
+             "#include \"logits.cuh\"\n"
+             "cudaError_t draw(const bfly::bf16_bits* logits, long long M, int* out) {\n"
+             "  return bfly_sample_logits_distinct_bf16_w16_k256_r8_addsub_launch(logits, M, 256, 0.7, 4, out,\n"
+             "                                                                    nullptr, 1, 0);\n"
+             "}\n");
+  const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
+                                       " -arch=sm_90 -c logits.cu -o logits.o 2>&1",
+                                   scratch_);
+  EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
+  // Logits with one draw is not a kernel: --draws says so.
+  const Result one = bfly_gen("show --K 256 --input logits --draws one");
+  EXPECT_EQ(one.status, 2);
+  EXPECT_NE(one.err.find("--draws one: "), std::string::npos) << one.err;
+  const Result lda = bfly_gen("show --K 256 --operation lda_z --input logits");
+  EXPECT_EQ(lda.status, 2);
+  EXPECT_NE(lda.err.find("--input and --draws apply to --operation sample only"), std::string::npos) << lda.err;
+}
+
 // The one-document-per-group z-step: its launch function covers D documents with W threads each.
 TEST_F(BflyGen, LdaZDocHeaderCompilesWithNvcc) {
   const std::string nvcc = BFLY_NVCC_PATH;

@@ -58,10 +58,17 @@ const std::vector<Flag> kSpecFlags = {
      "sample_split (the same, one row over several CTAs), lda_z_doc (LDA z-step, theta[doc] * phi[word], one "
      "document per group of W threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) "
      "(default: what bfly::gen::choose_sample_spec picks for K)"},
+    {"--input", "KIND",
+     "what a sample kernel's rows hold: weights (default) or logits (drawn from softmax(logits / T), f32, f16 or "
+     "bf16)"},
+    {"--draws", "D",
+     "draws per row of a sample kernel: one (default for weights), with_replacement (num_samples draws from one "
+     "table; default for logits) or without_replacement (num_samples distinct categories)"},
 };
 
 constexpr std::string_view kSpecUsage =
-    "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP]";
+    "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP] [--input KIND] "
+    "[--draws D]";
 
 std::vector<Flag> with_spec_flags(std::vector<Flag> flags) {
   flags.insert(flags.begin(), kSpecFlags.begin(), kSpecFlags.end());
@@ -121,7 +128,21 @@ gen::KernelSpec spec_from_args(const Args& args) {
     operation = checked_flag("--operation", *text, [&] { return gen::parse_operation(*text); });
     if (!gen::is_lda(operation)) forced.operation = operation;
   }
-  if (!gen::is_lda(operation)) return gen::choose_sample_spec(*K, type, forced);
+  if (!gen::is_lda(operation)) {
+    // The forms (logits, several draws) are forms of the row kernel: without --operation they take `sample`.
+    if ((args.has("--input") || args.has("--draws")) && !forced.operation) forced.operation = gen::Operation::sample;
+    gen::KernelSpec spec = gen::choose_sample_spec(*K, type, forced);
+    if (const auto text = args.value("--input"))
+      spec.input = checked_flag("--input", *text, [&] { return gen::parse_input_kind(*text); });
+    if (spec.input == gen::InputKind::logits) spec.draws = gen::Draws::with_replacement;
+    if (const auto text = args.value("--draws"))
+      spec.draws = checked_flag("--draws", *text, [&] { return gen::parse_draws(*text); });
+    const std::string_view flag = args.has("--draws") ? "--draws" : "--input";  // logits with one draw: --draws
+    checked_flag(flag, args.value(flag).value_or(""), [&] { spec.validate(); });
+    return spec;
+  }
+  if (args.has("--input") || args.has("--draws"))
+    throw UsageError("--input and --draws apply to --operation sample only");
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;
@@ -147,7 +168,7 @@ std::optional<gen::LdaBaselineSpec> baseline_from_args(const Args& args) {
       args.positionals().empty() ? std::nullopt : std::optional(args.positionals().front());
   const bool named = name && name->starts_with(kBaselineNamePrefix);
   if (!named && !args.has("--baseline")) return std::nullopt;
-  for (const std::string_view flag : {"--W", "--remnant", "--variant", "--operation"})
+  for (const std::string_view flag : {"--W", "--remnant", "--variant", "--operation", "--input", "--draws"})
     if (args.has(flag))
       throw UsageError(fmt::format("{} does not apply to an LDA baseline, which has only --K and --type", flag));
   if (name) {

@@ -1,6 +1,7 @@
 // Lockstep CPU execution of CUDA source: include this before generated kernel source to compile it as C++
 // and run it on the CPU, the threads of each CTA as fibers and the lanes of each warp in lockstep at every
-// warp-synchronous call (__shfl_sync, __shfl_xor_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp).
+// warp-synchronous call (__shfl_sync, __shfl_xor_sync, __ballot_sync, __any_sync, __all_sync, __syncwarp,
+// __reduce_max_sync).
 //
 //   #include "bfly/lockstep.hpp"
 //   #include "generated_kernel.cu"
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>  // rintf, fmaf, ... as the CUDA math library offers them to device code
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -212,7 +214,7 @@ class Fiber {
 // ---------------------------------------------------------------------------------------------------------
 // Threads, warps and the CTA scheduler
 // ---------------------------------------------------------------------------------------------------------
-enum class SyncKind : int { none, shfl, shfl_xor, ballot, any, all, syncwarp };
+enum class SyncKind : int { none, shfl, shfl_xor, ballot, any, all, syncwarp, reduce_max };
 
 inline const char* name_of(SyncKind kind) {
   switch (kind) {
@@ -222,6 +224,7 @@ inline const char* name_of(SyncKind kind) {
     case SyncKind::any: return "__any_sync";
     case SyncKind::all: return "__all_sync";
     case SyncKind::syncwarp: return "__syncwarp";
+    case SyncKind::reduce_max: return "__reduce_max_sync";
     default: return "(none)";
   }
 }
@@ -447,6 +450,29 @@ inline T __shfl_xor_sync(unsigned int /*mask*/, T value, int lane_mask, int widt
   check_lane_exists(source);
   T out;
   std::memcpy(&out, row[source].bytes, sizeof(T));
+  return out;
+}
+
+// The maximum over the lanes of `mask`, which must be one aligned segment of 1, 2, 4, 8, 16 or 32 lanes holding
+// the calling lane (as the generated kernels use it: the W lanes of a group).
+inline int __reduce_max_sync(unsigned int mask, int value) {
+  using namespace bfly::lockstep;
+  const int lane = current_thread().lane;
+  const int width = __builtin_popcount(mask);
+  check_width(width);
+  const int first = lane & ~(width - 1);
+  const unsigned int segment = width == 32 ? 0xffffffffu : ((1u << width) - 1u) << first;
+  if (mask != segment)
+    Fiber::fail("__reduce_max_sync: mask " + std::to_string(mask) + " of lane " + std::to_string(lane) +
+                " is not the aligned segment of " + std::to_string(width) + " lanes that holds it");
+  Slot* row = arrive(SyncKind::reduce_max, &value, sizeof(int), width);
+  int out = value;
+  for (int source = first; source < first + width; ++source) {
+    check_lane_exists(source);
+    int v;
+    std::memcpy(&v, row[source].bytes, sizeof(int));
+    out = std::max(out, v);
+  }
   return out;
 }
 

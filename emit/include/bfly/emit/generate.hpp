@@ -70,6 +70,20 @@ std::string describe(const Source& source);
 // Uniform for row r: Philox4x32-10, key (seed lo, seed hi), counter (r lo, r hi, 0, iteration).
 Source generate(const KernelSpec& spec);
 
+// The sample forms beyond one draw from weights (KernelSpec::input, KernelSpec::draws; generate() calls it for them):
+//   extern "C" __global__ void <kernel_name>(const T* weights, long long M, long long ld, int num_samples, int* out,
+//                                             unsigned long long* invalid_rows, unsigned long long seed,
+//                                             unsigned int iteration);                      // sample_draws, _distinct
+//   extern "C" __global__ void <kernel_name>(const T* logits, long long M, long long ld, double temperature,
+//                                             int num_samples, int* out, unsigned long long* invalid_rows,
+//                                             unsigned long long seed, unsigned int iteration);  // sample_logits...
+// out: M x num_samples, row-major (draw d of row r at out[r * num_samples + d]). Draw d of row r takes the uniform
+// of Philox counter (r lo, r hi, d, iteration), so draw 0 is the single-draw kernel's; a redraw without replacement
+// (attempt a > 0) takes word d + a * 2^24. Logits draw from softmax(logits / temperature); -inf is never drawn, and a
+// row of all -inf or with a NaN or +inf is invalid (all its draws -1). Without replacement, draws past a row's
+// positive categories are -1 and the row is counted in invalid_rows. Same grid as generate()'s sample kernels.
+Source generate_sample_draws(const KernelSpec& spec);
+
 // Kernel ABI of the LDA baselines (generate_lda_baseline: Algorithm 1 with 3, Algorithm 4 with 6 and 3): the lda_z
 // ABI with the paper's table of partial sums p after D:
 //   extern "C" __global__ void <kernel_name>(const T* theta, long long ld_theta, const T* phi, long long ld_phi,

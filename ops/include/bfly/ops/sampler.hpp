@@ -40,6 +40,24 @@ gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weight
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals = nullptr,
                                  unsigned long long* arrivals = nullptr);
 
+// Several draws per row, from weights or from logits (Sampler::sample_draws, sample_logits).
+struct DrawRequest {
+  gen::InputKind input = gen::InputKind::weights;
+  double temperature = 1.0;  // logits only: the draws follow softmax(logits / temperature); > 0 and finite
+  int num_samples = 1;       // draws per row, >= 1: out is M x num_samples, row-major (draw d of row r at r * n + d)
+  // true: independent draws from one table per row (num_samples <= gen::kMaxDraws); false: distinct categories,
+  // as torch.multinomial(replacement=False), with num_samples <= min(K, gen::kMaxDistinctDraws).
+  bool replacement = true;
+};
+
+// The spec Sampler::sample_draws uses: the sampling spec for K and type with the request's form.
+gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request,
+                           const gen::SampleChoice& forced = {});
+
+// The kernel arguments of one sample_draws call (checked as sample_draws checks them; counters left null).
+gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, long long M, long long ld,
+                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration);
+
 class Sampler {
  public:
   explicit Sampler(SamplerOptions options = {});
@@ -83,6 +101,39 @@ class Sampler {
   }
   SampleReport sample_host(const void* weights, std::size_t count, gen::ElementType type, long long M, int K,
                            long long ld, std::span<int> out, std::uint64_t seed, std::uint32_t iteration = 0);
+
+  // num_samples draws per row from weights or logits (DrawRequest), into out: device array of M x num_samples ints,
+  // row-major. Draw d of row r depends only on (seed, iteration, r, d, row r); draw 0 from weights with
+  // replacement is what sample() draws. -1 marks every draw of an invalid row (weights: as sample(); logits: a
+  // NaN or +inf, or all -inf) and, without replacement, the draws past a row's positive categories; the report
+  // counts the rows with a -1. A -inf logit and a zero weight are never drawn. Throws bfly::Error naming the
+  // argument for a temperature that is not positive and finite, num_samples < 1, or above K or
+  // gen::kMaxDistinctDraws without replacement (above gen::kMaxDraws with), logits of type f64, and what
+  // sample() refuses.
+  SampleReport sample_draws(const void* input, gen::ElementType type, long long M, int K, long long ld,
+                            const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration = 0,
+                            CUstream_st* stream = nullptr);
+  // sample_draws from logits of host type T (float, bfly::half_bits, bfly::bf16_bits).
+  template <typename T>
+  SampleReport sample_logits(const T* logits, long long M, int K, long long ld, double temperature, int num_samples,
+                             bool replacement, int* out, std::uint64_t seed, std::uint32_t iteration = 0,
+                             CUstream_st* stream = nullptr) {
+    return sample_draws(static_cast<const void*>(logits), gen::element_type_of<T>, M, K, ld,
+                        DrawRequest{gen::InputKind::logits, temperature, num_samples, replacement}, out, seed,
+                        iteration, stream);
+  }
+  // Host-array convenience for sample_draws (synchronous): input holds (M - 1) * ld + K elements of `type`, out
+  // M * num_samples ints.
+  SampleReport sample_draws_host(const void* input, std::size_t count, gen::ElementType type, long long M, int K,
+                                 long long ld, const DrawRequest& request, std::span<int> out, std::uint64_t seed,
+                                 std::uint32_t iteration = 0);
+  template <std::ranges::contiguous_range Input>
+  SampleReport sample_draws_host(const Input& input, long long M, int K, long long ld, const DrawRequest& request,
+                                 std::span<int> out, std::uint64_t seed, std::uint32_t iteration = 0) {
+    using T = std::ranges::range_value_t<Input>;
+    return sample_draws_host(static_cast<const void*>(std::ranges::data(input)), std::ranges::size(input),
+                             gen::element_type_of<T>, M, K, ld, request, out, seed, iteration);
+  }
 
   // The spec used for K, type and M rows (0: unknown): gen::choose_sample_spec(K, type, options(), M).
   gen::KernelSpec spec_for(int K, gen::ElementType type, long long M = 0) const {

@@ -27,7 +27,7 @@ struct SampleChoice {
 // (bfly::Error names a bad forced value).
 //
 // K below kSmallBelowK takes sample_small (several short rows per lane, W = 32). M, the rows of the call (0: unknown),
-// picks between the row kernel and sample_split (docs/DESIGN.md section 11):
+// picks between the row kernel and sample_split (docs/DESIGN.md section 12):
 // sample_split from K = 16384 on, where the row kernel's one lane per row cannot keep the device busy even with a
 // GiB of weights, and from K > 4096 when 0 < M < kSplitBelowRows. A split spec has W = 32 and R = 0. Draws depend on
 // the spec; a row whose u' lies within rounding distance of a category boundary may draw its neighbour under the

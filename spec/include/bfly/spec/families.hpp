@@ -26,8 +26,41 @@ inline constexpr KernelArg kSampleArgs[] = {
      "the uniform of row r comes from Philox(seed; r, 0, iteration): the same arguments give the same draws"},
 };
 
+// Several draws per row (with or without replacement) of explicit weights, and draws from softmax(logits / T):
+// the same passes, one table per row built once and searched num_samples times (docs/DESIGN.md section 11).
+#define BFLY_SAMPLE_DRAWS_TRAILING_ARGS                                                                            \
+  {"num_samples", ArgType::i32, ArgRole::value,                                                                    \
+   "draws per row: 1 .. 2^24, or 1 .. 64 without replacement (bfly::gen::kMaxDistinctDraws; the kernel traps "   \
+   "above it)"},                                                                                                  \
+      {"out", ArgType::i32s, ArgRole::output,                                                                      \
+       "device array of M x num_samples ints, row-major: draw d of row r at out[r * num_samples + d]; -1 for "      \
+       "every draw of an invalid row, and for the draws of a row without replacement past its positive "          \
+       "categories"},                                                                                             \
+      {"invalid_rows", ArgType::u64s, ArgRole::counters,                                                          \
+       "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of rows with a -1 draw "  \
+       "to [0] and lowers [1] to the first of them"},                                                             \
+      {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},                                                 \
+      {"iteration", ArgType::u32, ArgRole::iteration,                                                             \
+       "draw d of row r comes from Philox(seed; r, d, iteration) (redraws without replacement: word 2 = d + "      \
+       "attempt * 2^24): the same arguments give the same draws"}
+inline constexpr KernelArg kSampleDrawsArgs[] = {
+    {"weights", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K weights, row r at weights + r * ld"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    BFLY_SAMPLE_DRAWS_TRAILING_ARGS};
+inline constexpr KernelArg kSampleLogitsArgs[] = {
+    {"logits", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K logits, row r at logits + r * ld; -inf is never drawn; a row of all -inf or with "
+     "a NaN or +inf is invalid"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    {"temperature", ArgType::f64, ArgRole::value, "T > 0 and finite: the draws follow softmax(logits / T)"},
+    BFLY_SAMPLE_DRAWS_TRAILING_ARGS};
+#undef BFLY_SAMPLE_DRAWS_TRAILING_ARGS
+
 // The sampling kernel for long rows and few of them: one row split over the lanes of several CTAs, with a
-// two-level table (docs/DESIGN.md section 11). The draws of row r depend on (seed, r, iteration) and the spec only.
+// two-level table (docs/DESIGN.md section 12). The draws of row r depend on (seed, r, iteration) and the spec only.
 inline constexpr KernelArg kSampleSplitArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
@@ -88,6 +121,21 @@ inline constexpr KernelFamily kSampleSplit{"sample_split",
 inline constexpr KernelFamily kSampleSmall{"sample_small",
                                     "draws one category per row of M x K weights, several short rows per lane",
                                     "row", "bfly/sample_small_kernel.skeleton.cuh", kSampleArgs};
+inline constexpr KernelFamily kSampleDraws{"sample_draws",
+                                    "draws num_samples categories per row of M x K weights, with replacement",
+                                    "row", "bfly/sample_draws_kernel.skeleton.cuh", kSampleDrawsArgs};
+inline constexpr KernelFamily kSampleDistinct{"sample_distinct",
+                                       "draws num_samples distinct categories per row of M x K weights (without "
+                                       "replacement)",
+                                       "row", "bfly/sample_draws_kernel.skeleton.cuh", kSampleDrawsArgs};
+inline constexpr KernelFamily kSampleLogits{"sample_logits",
+                                     "draws num_samples categories per row from softmax(logits / T) of M x K "
+                                     "logits, with replacement",
+                                     "row", "bfly/sample_draws_kernel.skeleton.cuh", kSampleLogitsArgs};
+inline constexpr KernelFamily kSampleLogitsDistinct{"sample_logits_distinct",
+                                             "draws num_samples distinct categories per row from softmax(logits / "
+                                             "T) of M x K logits (without replacement)",
+                                             "row", "bfly/sample_draws_kernel.skeleton.cuh", kSampleLogitsArgs};
 inline constexpr KernelFamily kLdaZ{"lda_z",
                              "draws a topic for every token from theta[doc] * phi[word], one document per thread "
                              "(the paper's Algorithm 7)",
@@ -106,8 +154,9 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 7> kAll = {&kSample,  &kLdaZ,        &kLdaZDoc,    &kLdaAlg1,
-                                                            &kLdaAlg4, &kSampleSplit, &kSampleSmall};
+inline constexpr std::array<const KernelFamily*, 11> kAll = {
+    &kSample,     &kSampleDraws,          &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct, &kSampleSplit,
+    &kSampleSmall, &kLdaZ,                &kLdaZDoc,        &kLdaAlg1,      &kLdaAlg4};
 
 }  // namespace bfly::gen::families
 
@@ -119,3 +168,12 @@ inline constexpr std::array<const KernelFamily*, 7> kAll = {&kSample,  &kLdaZ,  
   X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)   \
   X(sample_split, ::bfly::gen::families::kSampleSplit, false) \
   X(sample_small, ::bfly::gen::families::kSampleSmall, false)
+
+// The forms of the operation `sample` (KernelSpec::input and KernelSpec::draws), each with its family:
+// X(input kind, draws, family). The kernel name, its parsing and the arguments follow from the row.
+#define BFLY_SAMPLE_FORMS(X)                                                              \
+  X(weights, one, ::bfly::gen::families::kSample)                                         \
+  X(weights, with_replacement, ::bfly::gen::families::kSampleDraws)                       \
+  X(weights, without_replacement, ::bfly::gen::families::kSampleDistinct)                 \
+  X(logits, with_replacement, ::bfly::gen::families::kSampleLogits)                       \
+  X(logits, without_replacement, ::bfly::gen::families::kSampleLogitsDistinct)

@@ -20,7 +20,7 @@ enum class Variant { swap, addsub };
 // token from theta[doc] * phi[word] (the paper's LDA z-step, one document per lane, Algorithm 7); `lda_z_doc` draws
 // the same topics with one document per group: the W lanes take W tokens of one document at a time, so theta[doc]
 // is one row shared by the group instead of W rows cached per lane. `sample_small` and `sample_split` draw what
-// `sample` draws, for the ends of the K range (docs/DESIGN.md section 11): several short rows per lane (K <= 32,
+// `sample` draws, for the ends of the K range (docs/DESIGN.md section 12): several short rows per lane (K <= 32,
 // R = 0, no table), and one long row over several CTAs with a two-level table (R = 0).
 enum class Operation {
 #define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
@@ -38,6 +38,25 @@ constexpr bool is_lda(Operation operation) {
   return operation == Operation::lda_z || operation == Operation::lda_z_doc;
 }
 
+// What the rows of a `sample` kernel hold: non-negative weights, or logits drawn from through softmax(logits / T)
+// (the maximum and the exponentials formed inside the passes, never stored).
+enum class InputKind { weights, logits };
+
+// How many categories a `sample` kernel draws per row: one (the kernel of Algorithm 7), or num_samples (a kernel
+// argument) from one table per row, with replacement or without (distinct categories, at most kMaxDistinctDraws).
+enum class Draws { one, with_replacement, without_replacement };
+
+// The most draws per row without replacement: each lane keeps the categories it has drawn (in local memory) and
+// redraws until it finds a new one (docs/DESIGN.md section 11).
+inline constexpr int kMaxDistinctDraws = 64;
+// The most draws per row with replacement: draw d is the Philox counter word d, below the redraw field (2^24).
+inline constexpr int kMaxDraws = 1 << 24;
+
+std::string_view name_of(InputKind input);     // "weights", "logits"
+std::string_view name_of(Draws draws);         // "one", "with_replacement", "without_replacement"
+InputKind parse_input_kind(std::string_view text);
+Draws parse_draws(std::string_view text);
+
 std::string_view name_of(Variant variant);     // "addsub"
 std::string_view name_of(Operation operation); // its family's name: "sample", "lda_z", "lda_z_doc"
 Variant parse_variant(std::string_view text);
@@ -50,6 +69,9 @@ struct KernelSpec {
   ElementType type = ElementType::f32;
   Variant variant = Variant::addsub;
   Operation operation = Operation::sample;
+  // The form of a `sample` kernel (the LDA operations keep the defaults); a row of BFLY_SAMPLE_FORMS each.
+  InputKind input = InputKind::weights;
+  Draws draws = Draws::one;
 
   static constexpr int kMaxK = 1 << 20;
   static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
@@ -68,20 +90,23 @@ struct KernelSpec {
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };
 
-// "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value.
+// "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
+// first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
 std::string kernel_name(const KernelSpec& spec);
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
 
-// The family of the spec's operation (gen::family(name_of(spec.operation))).
+// The family of the spec: its operation's, or for `sample` the family of its form (input kind and draws, the
+// rows of BFLY_SAMPLE_FORMS: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct).
 const KernelFamily& family_of(const KernelSpec& spec);
 
 // How the kernel of `spec` is launched: the generated text embeds the same numbers, and the runtime, the
 // ahead-of-time header and the CPU execution all take their grids from here.
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
-// "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample"
+// "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample", then " input=logits draws=with_replacement" for a
+// form other than one draw from weights.
 std::string describe(const KernelSpec& spec);
 
 }  // namespace bfly::gen

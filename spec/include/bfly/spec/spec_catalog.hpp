@@ -24,6 +24,11 @@ std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
 std::vector<KernelSpec> small_test_specs();
+// The draw-test matrix of the sample forms beyond one draw from weights (several draws with and without
+// replacement, from weights and from logits): six geometries (the whole row a remnant, one block, remnant and
+// blocks, a padded remnant, chunks of 2 and of 16 blocks) in f32, and three of them in f64 and bf16 (weights) or
+// f16 and bf16 (logits). Every spec is valid and appears once.
+std::vector<KernelSpec> sample_draws_test_specs();
 
 // The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
 // swap and addsub; lda_z and lda_z_doc. Every spec is valid and appears once.
@@ -34,7 +39,7 @@ std::vector<KernelSpec> lda_test_specs();
 std::vector<LdaBaselineSpec> lda_baseline_test_specs();
 
 // W in {4, 8, 16, 32}; K in {1, 71, 1024, 4097}; R = 8 clamped; f32 and f64; swap and addsub; sample, plus
-// lda_z and lda_z_doc at K = 1024.
+// lda_z and lda_z_doc at K = 1024; the forms of sample (logits, several draws) at K = 1024, W = 16.
 std::vector<KernelSpec> compile_test_specs();
 
 // The spec of the README's example: W = 32, K = 1024, R = 8, f32, addsub.

@@ -1,0 +1,109 @@
+// Sampler::sample_draws: several draws per row, from weights or from logits with a temperature.
+#include "bfly/ops/sampler.hpp"
+
+#include "bfly/error.hpp"
+#include "bfly/jit/driver.hpp"
+#include "sampler_state.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <tuple>
+
+namespace bfly::rt {
+namespace {
+
+constexpr std::string_view kCaller = "Sampler::sample_draws";
+
+// What the kernel cannot check for itself, before anything touches the GPU: K, the temperature and num_samples.
+void check_request(int K, gen::ElementType type, const DrawRequest& request) {
+  if (K < 1 || K > gen::KernelSpec::kMaxK)
+    throw Error(fmt::format("{}: K = {} is out of range; K must be in 1 .. {}", kCaller, K, gen::KernelSpec::kMaxK));
+  if (request.input == gen::InputKind::logits) {
+    if (!(request.temperature > 0) || !std::isfinite(request.temperature))
+      throw Error(fmt::format("{}: temperature = {} is not allowed; the temperature of logits must be positive and "
+                              "finite", kCaller, request.temperature));
+    if (gen::accumulator_of(type) != gen::ElementType::f32)
+      throw Error(fmt::format("{}: logits of type {} are not supported; logits are f32, f16 or bf16", kCaller,
+                              gen::name_of(type)));
+  }
+  if (request.num_samples < 1)
+    throw Error(fmt::format("{}: num_samples = {} is not allowed; draw at least 1 category per row", kCaller,
+                            request.num_samples));
+  if (request.replacement && request.num_samples > gen::kMaxDraws)
+    throw Error(fmt::format("{}: num_samples = {} is above the most draws per row, {}", kCaller, request.num_samples,
+                            gen::kMaxDraws));
+  if (!request.replacement && request.num_samples > K)
+    throw Error(fmt::format("{}: num_samples = {} distinct categories (replacement = false) cannot come from K = {} "
+                            "categories", kCaller, request.num_samples, K));
+  if (!request.replacement && request.num_samples > gen::kMaxDistinctDraws)
+    throw Error(fmt::format("{}: num_samples = {} without replacement is above the most distinct draws per row, {} "
+                            "(draw with replacement, or in several calls)", kCaller, request.num_samples,
+                            gen::kMaxDistinctDraws));
+}
+
+}  // namespace
+
+gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced) {
+  // The forms (logits, several draws) are forms of the row kernel, at every K: sample_small and sample_split draw
+  // once per row from weights. A caller that forces another operation gets validate()'s error.
+  gen::SampleChoice choice = forced;
+  if (!choice.operation) choice.operation = gen::Operation::sample;
+  gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);
+  spec.input = request.input;
+  spec.draws = request.replacement ? gen::Draws::with_replacement : gen::Draws::without_replacement;
+  spec.validate();
+  return spec;
+}
+
+gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, long long M, long long ld,
+                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration) {
+  const gen::KernelFamily& family = gen::family_of(spec);
+  if (spec.input == gen::InputKind::logits)
+    return gen::PackedArgs(family, spec.type, kCaller,
+                           {input, M, ld, request.temperature, request.num_samples, out, nullptr, seed, iteration},
+                           spec.K);
+  return gen::PackedArgs(family, spec.type, kCaller,
+                         {input, M, ld, request.num_samples, out, nullptr, seed, iteration}, spec.K);
+}
+
+SampleReport Sampler::sample_draws(const void* input, gen::ElementType type, long long M, int K, long long ld,
+                                   const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
+                                   CUstream_st* stream) {
+  check_request(K, type, request);
+  SampleReport report;
+  report.spec = draws_spec(K, type, request, options_);
+  gen::PackedArgs args = draws_arguments(report.spec, input, M, ld, request, out, seed, iteration);
+  if (M == 0) return report;
+  std::tie(report.invalid_rows, report.first_invalid_row) =
+      state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
+  return report;
+}
+
+SampleReport Sampler::sample_draws_host(const void* input, std::size_t count, gen::ElementType type, long long M,
+                                        int K, long long ld, const DrawRequest& request, std::span<int> out,
+                                        std::uint64_t seed, std::uint32_t iteration) {
+  check_request(K, type, request);
+  draws_arguments(draws_spec(K, type, request, options_), input, M, ld, request, out.data(), seed, iteration);
+  if (M == 0) return sample_draws(nullptr, type, 0, K, ld, request, nullptr, seed, iteration, nullptr);
+  const long long needed = (M - 1) * ld + K;
+  if (static_cast<long long>(count) < needed)
+    throw Error(fmt::format("Sampler::sample_draws_host: input holds {} elements; M = {} rows of K = {} with ld = {} "
+                            "need (M - 1) * ld + K = {}", count, M, K, ld, needed));
+  const long long draws = M * request.num_samples;
+  if (static_cast<long long>(out.size()) < draws)
+    throw Error(fmt::format("Sampler::sample_draws_host: out holds {} elements, fewer than M x num_samples = {} x {}",
+                            out.size(), M, request.num_samples));
+  const Driver& d = driver();
+  current_context();
+  const std::size_t bytes = static_cast<std::size_t>(needed) * static_cast<std::size_t>(gen::size_of(type));
+  DeviceBuffer device_input(bytes);
+  DeviceBuffer device_out(static_cast<std::size_t>(draws) * sizeof(int));
+  check(d.MemcpyHtoD(device_input.get(), input, bytes), "cuMemcpyHtoD(input)");
+  const SampleReport report = sample_draws(reinterpret_cast<const void*>(device_input.get()), type, M, K, ld, request,
+                                           reinterpret_cast<int*>(device_out.get()), seed, iteration, nullptr);
+  check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
+  return report;
+}
+
+}  // namespace bfly::rt

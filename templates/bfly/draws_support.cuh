@@ -1,0 +1,112 @@
+// Helpers of the kernels that draw several categories per row or draw from logits (docs/DESIGN.md section 11):
+// the exponential both the GPU and the CPU execution round alike, the group maximum, the weight of a logit, the
+// Philox counter word of a draw, and the sequential draw that skips the categories a row has already drawn.
+// An include guard rather than #pragma once, for the same reason as bfly/sample_support.cuh.
+#ifndef BFLY_DRAWS_SUPPORT_CUH
+#define BFLY_DRAWS_SUPPORT_CUH
+
+namespace bfly {
+
+// e^t in float, rounded the same way on the GPU and in the CPU execution: Cody-Waite reduction t = n ln 2 + f with
+// |f| <= ln 2 / 2, a degree-7 Taylor polynomial in fmaf (exact fused operations on both), and the exact scaling by
+// 2^n in two steps (so that 2^n below the normal range still scales exactly). Relative error about 2^-23. e^t
+// below 2^-150 (t < -104, -inf, NaN) is 0; t > 88 is not expected (the weights' exponents are <= 0).
+__device__ __forceinline__ float exp_rounded(float t) {
+  if (!(t >= -104.0f)) return 0.0f;
+  const float n = rintf(__fmul_rn(t, 1.44269502f));     // t / ln 2, to the nearest integer
+  float f = fmaf(n, -0.693145752f, t);                   // t - n * ln 2 (high part, exact)
+  f = fmaf(n, -1.42860677e-06f, f);                      // ... - n * (ln 2 - high part)
+  float p = 1.98412701e-04f;                             // 1/7!
+  p = fmaf(p, f, 1.38888892e-03f);                       // 1/6!
+  p = fmaf(p, f, 8.33333377e-03f);                       // 1/5!
+  p = fmaf(p, f, 4.16666679e-02f);                       // 1/4!
+  p = fmaf(p, f, 1.66666672e-01f);                       // 1/3!
+  p = fmaf(p, f, 0.5f);
+  p = fmaf(p, f, 1.0f);
+  p = fmaf(p, f, 1.0f);
+  const int e = static_cast<int>(n), half = e / 2;       // e in [-151, 128]: both halves are normal exponents
+  const float low = __uint_as_float(static_cast<unsigned int>(half + 127) << 23);
+  const float high = __uint_as_float(static_cast<unsigned int>(e - half + 127) << 23);
+  return __fmul_rn(__fmul_rn(p, low), high);
+}
+
+// -inf in float: the logit of a category that is never drawn, and the maximum of a row before its first logit.
+__device__ __forceinline__ float minus_infinity() { return __uint_as_float(0xff800000u); }
+
+// A logit is usable when it is a number below +inf (-inf is a category of weight zero; NaN and +inf make the
+// row invalid, as softmax is undefined there).
+__device__ __forceinline__ bool valid_logit(float x) { return x <= 3.402823466e+38f; }
+
+// The weight of logit x in its row: e^((x - row_max) / T), with scale = 1 / T. -inf (and a row whose maximum is
+// -inf, which has no weight at all) gives 0 exactly.
+__device__ __forceinline__ float logit_weight(float x, float row_max, float scale) {
+  if (!(x >= -3.402823466e+38f)) return 0.0f;
+  return exp_rounded(__fmul_rn(x - row_max, scale));
+}
+
+// A total summed under the maximum `old_max`, rescaled to `new_max` >= old_max (the online maximum).
+__device__ __forceinline__ float rescale(float total, float old_max, float new_max, float scale) {
+  return __fmul_rn(total, logit_weight(old_max, new_max, scale));
+}
+
+// The maximum of x over the lanes of `group` (a mask of W consecutive lanes): floats ordered as integers, one
+// warp reduction (redux.sync).
+__device__ __forceinline__ float group_max(unsigned int group, float x) {
+  const int bits = static_cast<int>(__float_as_uint(x));
+  const int ordered = bits >= 0 ? bits : bits ^ 0x7fffffff;  // negative floats count down: flip their magnitude
+  const int top = __reduce_max_sync(group, ordered);
+  return __uint_as_float(static_cast<unsigned int>(top >= 0 ? top : top ^ 0x7fffffff));
+}
+
+// The Philox counter word of attempt `attempt` of draw `draw` (docs/DESIGN.md section 5): the draw itself for the
+// first attempt, so draw 0 uses the single-draw kernel's uniform; redraws without replacement add attempt * 2^24.
+__device__ __forceinline__ unsigned int draw_word(int draw, int attempt) {
+  return static_cast<unsigned int>(draw) | (static_cast<unsigned int>(attempt) << 24);
+}
+
+// Whether category k is one of the first `count` draws of this row.
+__device__ __forceinline__ bool already_drawn(int k, const int* drawn, int count) {
+  for (int i = 0; i < count; ++i)
+    if (drawn[i] == k) return true;
+  return false;
+}
+
+// The weights of one row as the kernels see them: explicit weights widened to the accumulator, or the weights of
+// logits under the row's final maximum.
+template <typename T>
+struct RowWeights {
+  const T* row;
+  __device__ __forceinline__ auto operator()(int k) const { return widen(row[k]); }
+};
+template <typename T>
+struct RowLogitWeights {
+  const T* row;
+  float row_max, scale;
+  __device__ __forceinline__ float operator()(int k) const { return logit_weight(widen(row[k]), row_max, scale); }
+};
+
+// Algorithms 1 and 2 on one row, skipping the `count` categories in `drawn`: the exact draw from what is left.
+// -1 when nothing positive is left. The kernels use it when their butterfly search landed on a zero weight through
+// rounding (count 0), and for a draw without replacement whose redraws all found drawn categories.
+template <typename S, typename Weight>
+__device__ __noinline__ int sequential_draw_excluding(const Weight& weight, int K, S u, const int* drawn, int count) {
+  S total = S(0);
+  for (int k = 0; k < K; ++k)
+    if (!already_drawn(k, drawn, count)) total += weight(k);
+  if (!(total > S(0))) return -1;
+  const S target = scaled_uniform(u, total);
+  S running = S(0);
+  int last = -1;  // the last positive category left, for a target that rounding put past the end
+  for (int k = 0; k < K; ++k) {
+    if (already_drawn(k, drawn, count)) continue;
+    const S x = weight(k);
+    running += x;
+    if (x > S(0)) last = k;
+    if (target < running && x > S(0)) return k;
+  }
+  return last;
+}
+
+}  // namespace bfly
+
+#endif  // BFLY_DRAWS_SUPPORT_CUH
