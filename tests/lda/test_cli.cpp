@@ -77,7 +77,7 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --alpha 0", "--alpha expects a positive number"},
       {corpus_args_ + " --beta nan", "--beta expects a positive number"},
       {corpus_args_ + " --type f16", "--type expects f32 or f64"},
-      {corpus_args_ + " --estimate median", "--estimate expects mean or draw"},
+      {corpus_args_ + " --estimate median", "--estimate expects mean, draw or auto"},
       {corpus_args_ + " --topics", "--topics needs a value"},
       {corpus_args_ + " --topics 4 --topics 5", "--topics is given more than once"},
       {"--docword '" + docword_ + "'", "--docword and --vocab go together"},
