@@ -416,8 +416,7 @@ IterationStats Trainer<T>::step() {
 template <typename T>
 void Trainer<T>::optimize_priors() {
   const int K = options_.topics;
-  std::int64_t longest = 0;
-  for (std::int64_t m = 0; m < corpus_->num_docs(); ++m) longest = std::max(longest, corpus_->doc_length(m));
+  const std::int64_t longest = corpus_->max_doc_length();
   Priors priors = options_.priors;
   priors.topic_alpha =
       optimize_alpha(engine_->document_topic_histogram(*corpus_, K, longest), priors.alpha_vector(K));
