@@ -257,7 +257,8 @@ void adopt_checkpoint(RunSettings& s, const GivenOptions& given) {
   agree("--topics", given.topics, s.options.topics == info.options.topics, std::to_string(info.options.topics));
   agree("--alpha", given.alpha, s.options.priors.alpha == info.options.priors.alpha,
         fmt::format("{}", info.options.priors.alpha));
-  agree("--beta", given.beta, s.options.priors.beta == info.options.priors.beta,
+  // A learned beta is the checkpoint's own; the starting value given again is not compared with it.
+  agree("--beta", given.beta && !info.options.optimize_beta, s.options.priors.beta == info.options.priors.beta,
         fmt::format("{}", info.options.priors.beta));
   agree("--seed", given.seed, s.options.seed == info.options.seed, std::to_string(info.options.seed));
   agree("--estimate", given.estimate, s.options.estimate == info.options.estimate, name_of(info.options.estimate));
