@@ -269,7 +269,7 @@ void run_type(const Options& o, const Corpus& c, std::vector<Row>& rows, const s
     DeviceArray<int> z(static_cast<std::size_t>(c.tokens)), z_reference(static_cast<std::size_t>(c.tokens));
     bench::random_topics(z.data, c.tokens, K, seed + K, nullptr);
     bfly::rt::LdaIteration rest(bfly::rt::LdaShape{c.D, c.V, c.tokens, K}, element);
-    const bfly::rt::LdaPriors priors{0.1, 0.01};
+    const bfly::rt::LdaPriors priors{.alpha = 0.1, .beta = 0.01};
     rest.count(c.offsets, c.words, z.data);
     rest.estimate(c.offsets, priors, bfly::rt::LdaEstimate::mean, seed, 0, theta.data, phi.data);
     const double ll = rest.log_likelihood();

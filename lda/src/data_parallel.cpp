@@ -60,6 +60,12 @@ class CpuShardEngine final : public ShardEngine<T> {
     std::copy_n(phi, phi_.size(), phi_.begin());
   }
   void finish() override {}
+  void set_priors(const Priors& priors) override { options_.priors = priors; }
+  DocumentTopicHistogram document_topic_histogram(std::int64_t longest) override {
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(shard_->num_docs()));
+    for (std::int64_t m = 0; m < shard_->num_docs(); ++m) lengths[static_cast<std::size_t>(m)] = shard_->doc_length(m);
+    return lda::document_topic_histogram(counts_.doc_topic, lengths, options_.topics, longest);
+  }
 
   void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) override {
     std::copy(z_.begin(), z_.end(), z.begin());
@@ -268,6 +274,42 @@ void DataParallelEngine<T>::download(std::span<std::int32_t> z, std::span<T> the
               counts.doc_topic.begin() + static_cast<std::ptrdiff_t>(shards_[ranks[i]].first_doc * options_.topics));
   counts.word_topic = std::move(shard_counts.front().word_topic);
   counts.topic = std::move(shard_counts.front().topic);
+}
+
+template <typename T>
+void DataParallelEngine<T>::set_priors(const Priors& priors) {
+  options_.priors = priors;
+  for_each_local([&](std::size_t i) { local_[i]->set_priors(priors); });
+}
+
+template <typename T>
+DocumentTopicHistogram DataParallelEngine<T>::document_topic_histogram(const Corpus&, int topics,
+                                                                        std::int64_t longest) {
+  std::vector<DocumentTopicHistogram> parts(local_.size());
+  for_each_local([&](std::size_t i) { parts[i] = local_[i]->document_topic_histogram(longest); });
+  // One flat row per rank: the documents' lengths, then the topics' counts.
+  const std::size_t row = static_cast<std::size_t>(longest) + 1, width = row * (static_cast<std::size_t>(topics) + 1);
+  std::vector<std::vector<double>> flat(local_.size(), std::vector<double>(width));
+  std::vector<const double*> send;
+  for (std::size_t i = 0; i < local_.size(); ++i) {
+    std::copy(parts[i].documents.begin(), parts[i].documents.end(), flat[i].begin());
+    std::copy(parts[i].topic_documents.begin(), parts[i].topic_documents.end(),
+              flat[i].begin() + static_cast<std::ptrdiff_t>(row));
+    send.push_back(flat[i].data());
+  }
+  std::vector<double> all(static_cast<std::size_t>(exchange_->world_size()) * width);
+  exchange_->gather(send, width, all);
+  DocumentTopicHistogram histogram;
+  histogram.K = topics;
+  histogram.longest = longest;
+  histogram.documents.assign(row, 0);
+  histogram.topic_documents.assign(width - row, 0);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(exchange_->world_size()); ++r) {
+    const double* values = all.data() + r * width;
+    for (std::size_t i = 0; i < row; ++i) histogram.documents[i] += static_cast<std::int32_t>(values[i]);
+    for (std::size_t i = row; i < width; ++i) histogram.topic_documents[i - row] += static_cast<std::int32_t>(values[i]);
+  }
+  return histogram;
 }
 
 template class DataParallelEngine<float>;

@@ -108,9 +108,20 @@ class GpuEngine final : public IterationEngine<T> {
     counts.topic.assign(topic.begin(), topic.end());
   }
 
+  void set_priors(const Priors& priors) override { options_.priors = priors; }
+
+  // Only n_dk comes back (not the whole state, as the default would download).
+  DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest) override {
+    std::vector<std::int32_t> doc_topic(theta_count());
+    lda::download(doc_topic.data(), reinterpret_cast<CUdeviceptr>(iteration_->doc_topic()), doc_topic.size());
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(corpus.num_docs()));
+    for (std::int64_t m = 0; m < corpus.num_docs(); ++m) lengths[static_cast<std::size_t>(m)] = corpus.doc_length(m);
+    return lda::document_topic_histogram(doc_topic, lengths, topics, longest);
+  }
+
  private:
   void estimate(std::uint32_t iteration) {
-    const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta};
+    const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha};
     const rt::LdaEstimate estimate =
         options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
     iteration_->estimate(offsets(), priors, estimate, options_.seed, iteration, theta_data(), phi_data());

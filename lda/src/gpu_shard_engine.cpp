@@ -96,7 +96,7 @@ class GpuShardEngine final : public ShardEngine<T> {
 
   std::vector<double> estimate(std::uint32_t iteration) override {
     make_current();
-    const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta};
+    const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha};
     const rt::LdaEstimate estimate =
         options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
     iteration_->estimate(offsets(), priors, estimate, options_.seed, iteration, theta_data(), phi_data());
@@ -124,6 +124,17 @@ class GpuShardEngine final : public ShardEngine<T> {
     make_current();
     upload(theta_.get(), theta, theta_count());
     upload(phi_.get(), phi, phi_count());
+  }
+
+  void set_priors(const Priors& priors) override { options_.priors = priors; }
+
+  DocumentTopicHistogram document_topic_histogram(std::int64_t longest) override {
+    make_current();
+    std::vector<std::int32_t> doc_topic(theta_count());
+    lda::download(doc_topic.data(), reinterpret_cast<CUdeviceptr>(iteration_->doc_topic()), doc_topic.size());
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(shard_->num_docs()));
+    for (std::int64_t m = 0; m < shard_->num_docs(); ++m) lengths[static_cast<std::size_t>(m)] = shard_->doc_length(m);
+    return lda::document_topic_histogram(doc_topic, lengths, options_.topics, longest);
   }
 
   void finish() override {

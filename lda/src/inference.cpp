@@ -109,7 +109,7 @@ Model load_model(const std::string& dir) {
   model.vocab = read_lines(vocab_path);
   if (static_cast<std::int64_t>(model.vocab.size()) != rows)
     throw CorpusError(vocab_path, 0, fmt::format("{} words, but phi.bin has {} rows", model.vocab.size(), rows));
-  model.alpha.assign(static_cast<std::size_t>(K), info.options.priors.alpha);
+  model.alpha = info.options.priors.alpha_vector(K);
   const fs::path alpha_path = fs::path(dir) / "alpha.txt";
   if (fs::exists(alpha_path)) {
     const std::vector<std::string> lines = read_lines(alpha_path.string());
@@ -135,7 +135,7 @@ Model model_of(const Trainer<T>& trainer) {
   Model model;
   model.vocab = trainer.corpus().vocab;
   model.phi.assign(trainer.phi().begin(), trainer.phi().end());
-  model.alpha.assign(static_cast<std::size_t>(trainer.options().topics), trainer.options().priors.alpha);
+  model.alpha = trainer.options().priors.alpha_vector(trainer.options().topics);
   model.beta = trainer.options().priors.beta;
   model.estimate = trainer.options().estimate;
   model.type = gen::element_type_of<T>;

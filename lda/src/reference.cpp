@@ -59,6 +59,28 @@ class LogGammaRatio {
 
 }  // namespace
 
+double Priors::alpha_sum(int K) const {
+  if (topic_alpha.empty()) return K * alpha;
+  double sum = 0;
+  for (const double a : topic_alpha) sum += a;
+  return sum;
+}
+
+std::vector<double> Priors::alpha_vector(int K) const {
+  return topic_alpha.empty() ? std::vector<double>(static_cast<std::size_t>(K), alpha) : topic_alpha;
+}
+
+void Priors::check(int K) const {
+  if (!topic_alpha.empty() && topic_alpha.size() != static_cast<std::size_t>(K))
+    throw Error(fmt::format("priors: the asymmetric alpha has {} values, expected one per topic (K = {})",
+                            topic_alpha.size(), K));
+  for (int k = 0; k < K; ++k)
+    if (!(alpha_of(k) > 0) || !std::isfinite(alpha_of(k)))
+      throw Error(fmt::format("priors: alpha[{}] = {}, expected a positive finite number", k, alpha_of(k)));
+  if (!(beta > 0) || !std::isfinite(beta))
+    throw Error(fmt::format("priors: beta = {}, expected a positive finite number", beta));
+}
+
 const char* name_of(Estimate estimate) { return estimate == Estimate::mean ? "mean" : "draw"; }
 
 int resolve_threads(int threads) {
@@ -196,6 +218,7 @@ template <typename T>
 void estimate_theta(const Corpus& corpus, const Counts& counts, const Priors& priors, Estimate estimate,
                     std::uint64_t seed, std::uint32_t iteration, std::span<T> theta, int threads) {
   const int K = counts.K;
+  const double alpha_sum = priors.alpha_sum(K);
   parallel_chunks(corpus.num_docs(), 256, resolve_threads(threads), [&](std::int64_t first, std::int64_t last,
                                                                         std::int64_t) {
     std::vector<double> g(static_cast<std::size_t>(K));
@@ -205,7 +228,7 @@ void estimate_theta(const Corpus& corpus, const Counts& counts, const Priors& pr
       if (estimate == Estimate::draw) {
         double sum = 0;
         for (int k = 0; k < K; ++k) {
-          g[k] = gamma_draw(n[k] + priors.alpha, seed, static_cast<std::uint64_t>(corpus.first_doc + m) * K + k,
+          g[k] = gamma_draw(n[k] + priors.alpha_of(k), seed, static_cast<std::uint64_t>(corpus.first_doc + m) * K + k,
                             kStreamTheta, iteration);
           sum += g[k];
         }
@@ -214,8 +237,8 @@ void estimate_theta(const Corpus& corpus, const Counts& counts, const Priors& pr
           continue;
         }
       }
-      const double denominator = static_cast<double>(corpus.doc_length(m)) + K * priors.alpha;
-      for (int k = 0; k < K; ++k) row[k] = static_cast<T>((n[k] + priors.alpha) / denominator);
+      const double denominator = static_cast<double>(corpus.doc_length(m)) + alpha_sum;
+      for (int k = 0; k < K; ++k) row[k] = static_cast<T>((n[k] + priors.alpha_of(k)) / denominator);
     }
   });
 }
@@ -257,18 +280,23 @@ std::vector<double> document_log_likelihood_chunks(const Corpus& corpus, const C
                                                    int threads) {
   const int K = counts.K;
   const std::int64_t D = corpus.num_docs();
-  const LogGammaRatio doc_term(priors.alpha);
   constexpr std::int64_t kChunk = kLogLikelihoodChunk;
-  // Documents: lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha)).
+  // Documents: lgamma(A) - lgamma(N_d + A) + sum_k (lgamma(n_dk + alpha_k) - lgamma(alpha_k)), A = sum_k alpha_k.
+  // A symmetric alpha's terms come from one table; an asymmetric one's are computed (lgamma(alpha_k) once).
+  const bool symmetric = priors.symmetric_alpha();
+  const LogGammaRatio doc_term(symmetric ? priors.alpha : 1.0);
+  std::vector<double> lgamma_alpha(symmetric ? 0 : static_cast<std::size_t>(K));
+  for (std::size_t k = 0; k < lgamma_alpha.size(); ++k) lgamma_alpha[k] = lgamma_safe(priors.topic_alpha[k]);
   std::vector<double> doc_part(static_cast<std::size_t>((D + kChunk - 1) / kChunk), 0.0);
-  const double lgamma_k_alpha = lgamma_safe(K * priors.alpha);
+  const double alpha_sum = priors.alpha_sum(K), lgamma_alpha_sum = lgamma_safe(alpha_sum);
   parallel_chunks(D, kChunk, resolve_threads(threads), [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
     double ll = 0;
     for (std::int64_t m = first; m < last; ++m) {
-      ll += lgamma_k_alpha - lgamma_safe(static_cast<double>(corpus.doc_length(m)) + K * priors.alpha);
+      ll += lgamma_alpha_sum - lgamma_safe(static_cast<double>(corpus.doc_length(m)) + alpha_sum);
       const std::int32_t* n = counts.doc_topic.data() + m * K;
       for (int k = 0; k < K; ++k)
-        if (n[k] != 0) ll += doc_term(n[k]);
+        if (n[k] != 0)
+          ll += symmetric ? doc_term(n[k]) : lgamma_safe(n[k] + priors.topic_alpha[k]) - lgamma_alpha[k];
     }
     doc_part[chunk] = ll;
   });

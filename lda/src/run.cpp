@@ -28,6 +28,13 @@
 namespace bfly::lda {
 namespace {
 
+// alpha for progress lines: its value when symmetric, else its range and sum.
+std::string alpha_summary(const Priors& priors, int K) {
+  if (priors.symmetric_alpha()) return fmt::format("{}", priors.alpha);
+  const auto [low, high] = std::minmax_element(priors.topic_alpha.begin(), priors.topic_alpha.end());
+  return fmt::format("{:.4g} .. {:.4g} (sum {:.4g}, asymmetric)", *low, *high, priors.alpha_sum(K));
+}
+
 // The engine of the run: the GPU's, else the CPU's with the GPU's generated z-step kernel when it is compiled in
 // (run by bfly/lockstep.hpp) or the CPU reference z-step. Prints where the run goes and why.
 template <typename T>
@@ -172,10 +179,13 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
                   static_cast<long long>(parallel->shards()[r].last_doc) - 1,
                   static_cast<long long>(parallel->shards()[r].tokens()));
   const TrainerOptions& o = trainer.options();
-  std::printf("model: K = %d, alpha = %g, beta = %g, estimate = %s, type = %s, seed = %llu, iterations %u -> %u\n",
-              o.topics, o.priors.alpha, o.priors.beta, name_of(o.estimate),
+  std::printf("model: K = %d, alpha = %s, beta = %g, estimate = %s, type = %s, seed = %llu, iterations %u -> %u\n",
+              o.topics, alpha_summary(o.priors, o.topics).c_str(), o.priors.beta, name_of(o.estimate),
               std::string(gen::name_of(gen::element_type_of<T>)).c_str(), static_cast<unsigned long long>(o.seed),
               trainer.iteration(), s.iterations);
+  if (o.optimize_interval > 0)
+    std::printf("priors: learned every %d iterations (Minka's fixed point): alpha%s\n", o.optimize_interval,
+                o.optimize_beta ? " and beta" : "");
   std::printf("log-likelihood: collapsed log p(w, z | alpha, beta) per token (as tomotopy's ll_per_word)\n");
   if (trainer.iteration() > s.iterations)
     throw RunError(fmt::format("the checkpoint is at iteration {}, past --iterations {}", trainer.iteration(),
@@ -209,6 +219,9 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
 
   std::printf("done: %u iterations, ll/token %.6f, %.2f s of training\n", trainer.iteration(),
               trainer.ll_per_token(), trainer.train_seconds());
+  if (o.optimize_interval > 0)
+    std::printf("priors learned: alpha %s, beta %g\n", alpha_summary(trainer.options().priors, o.topics).c_str(),
+                trainer.options().priors.beta);
   for (int k = 0; k < std::min(s.show_topics, o.topics); ++k) {
     std::string line = fmt::format("topic {:>4}:", k);
     for (const std::int32_t w : trainer.top_words(k, s.top_words)) line += " " + corpus.vocab[w];
@@ -218,7 +231,7 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
     // The checkpoint first (the training is kept whatever happens next), then the outputs, all or none.
     publish_checkpoint(trainer, *s.out, checkpoint);
     trainer.write_outputs(*s.out, s.top_words);
-    std::printf("wrote %s: topics.txt theta.bin phi.bin documents.txt vocab.txt loglik.csv checkpoint.bin\n",
+    std::printf("wrote %s: topics.txt theta.bin phi.bin alpha.txt documents.txt vocab.txt loglik.csv checkpoint.bin\n",
                 s.out->c_str());
   }
   if (heldout)
@@ -244,11 +257,17 @@ void adopt_checkpoint(RunSettings& s, const GivenOptions& given) {
   agree("--topics", given.topics, s.options.topics == info.options.topics, std::to_string(info.options.topics));
   agree("--alpha", given.alpha, s.options.priors.alpha == info.options.priors.alpha,
         fmt::format("{}", info.options.priors.alpha));
-  agree("--beta", given.beta, s.options.priors.beta == info.options.priors.beta,
+  // A learned beta is the checkpoint's own; the starting value given again is not compared with it.
+  agree("--beta", given.beta && !info.options.optimize_beta, s.options.priors.beta == info.options.priors.beta,
         fmt::format("{}", info.options.priors.beta));
   agree("--seed", given.seed, s.options.seed == info.options.seed, std::to_string(info.options.seed));
   agree("--estimate", given.estimate, s.options.estimate == info.options.estimate, name_of(info.options.estimate));
   agree("--type", given.type, s.type == info.type, std::string(gen::name_of(info.type)));
+  agree("--optimize-interval", given.optimize_interval,
+        s.options.optimize_interval == info.options.optimize_interval,
+        std::to_string(info.options.optimize_interval));
+  agree("--optimize-beta", given.optimize_beta, s.options.optimize_beta == info.options.optimize_beta,
+        info.options.optimize_beta ? "on" : "off");
   const int threads = s.options.threads;
   s.options = info.options;
   s.options.threads = threads;
@@ -298,7 +317,22 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
   std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
 }
 
-void train(const RunSettings& settings, const Corpus& corpus, const Corpus* heldout) {
+Estimate automatic_estimate(const Corpus& corpus) {
+  const double mean_length =
+      corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs()) : 0.0;
+  return mean_length < kDrawBelowMeanLength ? Estimate::draw : Estimate::mean;
+}
+
+void train(const RunSettings& given_settings, const Corpus& corpus, const Corpus* heldout) {
+  RunSettings settings = given_settings;
+  if (settings.estimate_auto && !settings.resume) {
+    settings.options.estimate = automatic_estimate(corpus);
+    std::printf("estimate: %s (--estimate auto: the documents average %.1f tokens; draw below %g, else mean)\n",
+                name_of(settings.options.estimate),
+                corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs())
+                                      : 0.0,
+                kDrawBelowMeanLength);
+  }
   gen::visit_element_type(settings.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>)

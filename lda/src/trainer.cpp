@@ -23,9 +23,12 @@ namespace {
 
 constexpr char kCheckpointMagic[8] = {'B', 'F', 'L', 'Y', 'C', 'K', 'P', '1'};
 constexpr char kMatrixMagic[8] = {'B', 'F', 'L', 'Y', 'M', 'A', 'T', '1'};
-constexpr std::uint32_t kCheckpointFormat = 1;
-// magic, 6 u32, seed, alpha, beta, seconds, D, V, tokens, fingerprint
-constexpr std::uint64_t kCheckpointHeaderBytes = 8 + 6 * 4 + 8 * 8;
+// Format 2 adds hyperparameter optimisation: the run's optimize_interval and flags, and the learned asymmetric
+// alpha (K doubles after the header) once there is one. Format 1 files (fixed, symmetric priors) are still read.
+constexpr std::uint32_t kCheckpointFormat = 2, kOldestCheckpointFormat = 1;
+constexpr std::uint32_t kFlagAsymmetricAlpha = 1, kFlagOptimizeBeta = 2;
+// magic, 6 u32, seed, alpha, beta, seconds, D, V, tokens, fingerprint; format 2: 2 more u32
+constexpr std::uint64_t header_bytes(std::uint32_t format) { return 8 + 6 * 4 + 8 * 8 + (format >= 2 ? 8 : 0); }
 
 // FNV-1a over 8-byte words (then the tail bytes): a checksum that notices damaged or truncated files.
 class Checksum {
@@ -124,10 +127,11 @@ CheckpointInfo read_header(CheckpointReader& in) {
   if (std::memcmp(magic, kCheckpointMagic, sizeof magic) != 0)
     throw CheckpointError(fmt::format("{}: not a bfly-lda checkpoint (bad magic)", in.path()));
   const auto format = in.get<std::uint32_t>("the header");
-  if (format != kCheckpointFormat)
-    throw CheckpointError(fmt::format("{}: checkpoint format {}, this bfly-lda reads format {}", in.path(), format,
-                                      kCheckpointFormat));
+  if (format < kOldestCheckpointFormat || format > kCheckpointFormat)
+    throw CheckpointError(fmt::format("{}: checkpoint format {}, this bfly-lda reads formats {} to {}", in.path(),
+                                      format, kOldestCheckpointFormat, kCheckpointFormat));
   CheckpointInfo info;
+  info.format = format;
   const auto size = in.get<std::uint32_t>("the header");
   const gen::ElementTypeInfo* type = nullptr;
   for (const gen::ElementTypeInfo& row : gen::kElementTypes)
@@ -139,7 +143,10 @@ CheckpointInfo read_header(CheckpointReader& in) {
   if (estimate > 1) throw CheckpointError(fmt::format("{}: bad estimate code {}", in.path(), estimate));
   info.options.estimate = estimate == 0 ? Estimate::mean : Estimate::draw;
   info.iteration = in.get<std::uint32_t>("the header");
-  (void)in.get<std::uint32_t>("the header");  // reserved
+  const auto flags = in.get<std::uint32_t>("the header");  // 0 in format 1
+  if (flags > (kFlagAsymmetricAlpha | kFlagOptimizeBeta) || (format < 2 && flags != 0))
+    throw CheckpointError(fmt::format("{}: bad flags {:#x}; damaged checkpoint", in.path(), flags));
+  info.options.optimize_beta = (flags & kFlagOptimizeBeta) != 0;
   info.options.seed = in.get<std::uint64_t>("the header");
   info.options.priors.alpha = in.get<double>("the header");
   info.options.priors.beta = in.get<double>("the header");
@@ -148,6 +155,13 @@ CheckpointInfo read_header(CheckpointReader& in) {
   info.vocab = in.get<std::int64_t>("the header");
   info.tokens = in.get<std::int64_t>("the header");
   info.corpus_fingerprint = in.get<std::uint64_t>("the header");
+  if (format >= 2) {
+    info.options.optimize_interval = static_cast<int>(in.get<std::uint32_t>("the header"));
+    (void)in.get<std::uint32_t>("the header");  // reserved
+  }
+  info.asymmetric_alpha = (flags & kFlagAsymmetricAlpha) != 0;
+  if (info.options.optimize_interval < 0)
+    throw CheckpointError(fmt::format("{}: bad optimize interval; damaged checkpoint", in.path()));
   if (info.options.topics < 1 || info.options.topics > kMaxTopics || info.docs < 0 || info.vocab < 0 || info.tokens < 0)
     throw CheckpointError(fmt::format("{}: the header holds impossible sizes; damaged checkpoint", in.path()));
   return info;
@@ -161,11 +175,27 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The asymmetric alpha that follows the header when the flags say so (K doubles), into info.options.priors.
+void read_alpha(CheckpointReader& in, CheckpointInfo& info) {
+  if (!info.asymmetric_alpha) return;
+  std::vector<double> alpha(static_cast<std::size_t>(info.options.topics));
+  in.read(alpha.data(), alpha.size() * sizeof(double), "alpha");
+  info.options.priors.topic_alpha = std::move(alpha);
+}
+
+std::uint64_t alpha_bytes(const CheckpointInfo& info) {
+  return info.asymmetric_alpha ? static_cast<std::uint64_t>(info.options.topics) * sizeof(double) : 0;
+}
+
 }  // namespace
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   CheckpointReader in(checkpoint_file(path));
-  return read_header(in);
+  CheckpointInfo info = read_header(in);
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(in.path(), error);
+  if (!error && size >= header_bytes(info.format) + alpha_bytes(info)) read_alpha(in, info);
+  return info;
 }
 
 // The CPU engine: the state in host vectors, every step through the CPU reference (reference.hpp).
@@ -217,6 +247,8 @@ class CpuEngine final : public IterationEngine<T> {
     counts = counts_;
   }
 
+  void set_priors(const Priors& priors) override { options_.priors = priors; }
+
  private:
   void estimate(std::uint32_t iteration) {
     estimate_theta<T>(*corpus_, counts_, options_.priors, options_.estimate, options_.seed, iteration, theta_,
@@ -234,6 +266,22 @@ class CpuEngine final : public IterationEngine<T> {
 };
 
 template <typename T>
+DocumentTopicHistogram IterationEngine<T>::document_topic_histogram(const Corpus& corpus, int topics,
+                                                                    std::int64_t longest) {
+  std::vector<std::int32_t> z;
+  std::vector<T> theta, phi;
+  Counts counts;
+  const auto K = static_cast<std::size_t>(topics);
+  z.resize(static_cast<std::size_t>(corpus.num_tokens()));
+  theta.resize(static_cast<std::size_t>(corpus.num_docs()) * K);
+  phi.resize(static_cast<std::size_t>(corpus.vocab_size()) * K);
+  download(z, theta, phi, counts);
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(corpus.num_docs()));
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) lengths[static_cast<std::size_t>(m)] = corpus.doc_length(m);
+  return lda::document_topic_histogram(counts.doc_topic, lengths, static_cast<int>(K), longest);
+}
+
+template <typename T>
 std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep) {
   return std::make_unique<CpuEngine<T>>(std::move(zstep));
 }
@@ -243,11 +291,12 @@ Trainer<T>::Trainer(const Corpus& corpus, const TrainerOptions& options, std::un
                     bool)
     : corpus_(&corpus), options_(options), engine_(std::move(engine)) {
   if (options_.topics < 1) throw Error(fmt::format("the number of topics must be >= 1, got {}", options_.topics));
-  if (!(options_.priors.alpha > 0) || !(options_.priors.beta > 0))
-    throw Error(fmt::format("the priors must be positive, got alpha = {}, beta = {}", options_.priors.alpha,
-                            options_.priors.beta));
   if (options_.topics > kMaxTopics)
     throw Error(fmt::format("the number of topics must be <= {}, got {}", kMaxTopics, options_.topics));
+  options_.priors.check(options_.topics);
+  if (options_.optimize_interval < 0)
+    throw Error(fmt::format("the optimize interval must be >= 0 (0: fixed priors), got {}",
+                            options_.optimize_interval));
   // theta (D x K) and phi (V x K) in the engine and in the trainer's host copies, z twice, before allocating.
   const double cells = (static_cast<double>(corpus.num_docs()) + static_cast<double>(corpus.vocab_size())) *
                        static_cast<double>(options_.topics);
@@ -279,7 +328,7 @@ template <typename T>
 Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
                               std::unique_ptr<IterationEngine<T>> engine) {
   CheckpointReader in(checkpoint_file(checkpoint_path));
-  const CheckpointInfo info = read_header(in);
+  CheckpointInfo info = read_header(in);
   if (info.type != gen::element_type_of<T>)
     throw CheckpointError(fmt::format("{}: the checkpoint holds {} values, this run uses {}; pass --type {}",
                                       in.path(), gen::name_of(info.type), gen::name_of(gen::element_type_of<T>),
@@ -299,7 +348,7 @@ Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoin
     const auto tokens = static_cast<std::uint64_t>(corpus.num_tokens());
     const auto cells = (static_cast<std::uint64_t>(corpus.num_docs()) + static_cast<std::uint64_t>(corpus.vocab_size())) *
                        static_cast<std::uint64_t>(K);
-    const std::uint64_t expected = kCheckpointHeaderBytes + tokens * sizeof(std::int32_t) + cells * sizeof(T) + 8;
+    const std::uint64_t expected = header_bytes(info.format) + alpha_bytes(info) + tokens * sizeof(std::int32_t) + cells * sizeof(T) + 8;
     std::error_code error;
     const std::uintmax_t actual = std::filesystem::file_size(in.path(), error);
     if (K > kMaxTopics || (!error && actual != expected))
@@ -307,6 +356,8 @@ Trainer<T> Trainer<T>::resume(const Corpus& corpus, const std::string& checkpoin
                                         "checkpoint",
                                         in.path(), error ? 0 : actual, K, expected));
   }
+  read_alpha(in, info);
+  options.priors = info.options.priors;
   std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
   std::vector<T> theta(static_cast<std::size_t>(corpus.num_docs()) * K);
   std::vector<T> phi(static_cast<std::size_t>(corpus.vocab_size()) * K);
@@ -351,6 +402,8 @@ IterationStats Trainer<T>::step() {
                             t, result.report.invalid_tokens, result.report.first_invalid));
   ll_per_token_ = result.log_likelihood / static_cast<double>(corpus_->num_tokens());
   iteration_ = t;
+  if (options_.optimize_interval > 0 && t % static_cast<std::uint32_t>(options_.optimize_interval) == 0)
+    optimize_priors();
   IterationStats stats;
   stats.iteration = t;
   stats.zstep_seconds = result.zstep_seconds;
@@ -358,6 +411,21 @@ IterationStats Trainer<T>::step() {
   stats.ll_per_token = ll_per_token_;
   train_seconds_ += stats.iteration_seconds;
   return stats;
+}
+
+template <typename T>
+void Trainer<T>::optimize_priors() {
+  const int K = options_.topics;
+  const std::int64_t longest = corpus_->max_doc_length();
+  Priors priors = options_.priors;
+  priors.topic_alpha =
+      optimize_alpha(engine_->document_topic_histogram(*corpus_, K, longest), priors.alpha_vector(K));
+  if (options_.optimize_beta) {
+    const Counts& counts = this->counts();  // n_wk and n_k are whole on every rank
+    priors.beta = optimize_beta(counts.word_topic, counts.topic, priors.beta);
+  }
+  options_.priors = std::move(priors);
+  engine_->set_priors(options_.priors);
 }
 
 template <typename T>
@@ -370,7 +438,8 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
   out.put<std::uint32_t>(static_cast<std::uint32_t>(options_.topics));
   out.put<std::uint32_t>(options_.estimate == Estimate::mean ? 0u : 1u);
   out.put<std::uint32_t>(iteration_);
-  out.put<std::uint32_t>(0u);
+  const bool asymmetric = !options_.priors.symmetric_alpha();
+  out.put<std::uint32_t>((asymmetric ? kFlagAsymmetricAlpha : 0u) | (options_.optimize_beta ? kFlagOptimizeBeta : 0u));
   out.put<std::uint64_t>(options_.seed);
   out.put<double>(options_.priors.alpha);
   out.put<double>(options_.priors.beta);
@@ -379,6 +448,9 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
   out.put<std::int64_t>(corpus_->vocab_size());
   out.put<std::int64_t>(corpus_->num_tokens());
   out.put<std::uint64_t>(corpus_->fingerprint());
+  out.put<std::uint32_t>(static_cast<std::uint32_t>(options_.optimize_interval));
+  out.put<std::uint32_t>(0u);
+  if (asymmetric) out.write(options_.priors.topic_alpha.data(), options_.priors.topic_alpha.size() * sizeof(double));
   out.write(z_.data(), z_.size() * sizeof(std::int32_t));
   out.write(theta_.data(), theta_.size() * sizeof(T));
   out.write(phi_.data(), phi_.size() * sizeof(T));
@@ -427,7 +499,7 @@ void write_matrix(const std::string& path, const T* data, std::int64_t rows, std
 
 const std::vector<std::string>& output_names() {
   static const std::vector<std::string> names = {"topics.txt", "documents.txt", "theta.bin", "phi.bin", "vocab.txt",
-                                                     "metrics.json"};
+                                                     "alpha.txt", "metrics.json"};
   return names;
 }
 
@@ -454,7 +526,7 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   // Every file goes to its temporary first; only when all are written and on disk are they renamed into place, so
   // a failure leaves none of them changed (the caller removed the older, now inconsistent ones).
   AtomicFile topics(path("topics.txt")), documents(path("documents.txt")), theta_file(path("theta.bin")),
-      phi_file(path("phi.bin")), vocab(path("vocab.txt"));
+      phi_file(path("phi.bin")), vocab(path("vocab.txt")), alpha(path("alpha.txt"));
   for (int k = 0; k < K; ++k) {  // topics.txt: one line per topic, its share of the tokens and its most probable words
     std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
     for (const std::int32_t w : top_words(k, top_count)) line += " " + corpus.vocab[w];
@@ -471,8 +543,9 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   }
   write_matrix_to(phi_file, phi_.data(), corpus.vocab_size(), K);
   for (const std::string& word : corpus.vocab) vocab.text(word + "\n");
-  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab}) file->finish();
-  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab}) file->commit();
+  for (int k = 0; k < K; ++k) alpha.text(fmt::format("{:.17g}\n", options_.priors.alpha_of(k)));  // as write_alpha
+  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab, &alpha}) file->finish();
+  for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab, &alpha}) file->commit();
 }
 
 template class Trainer<float>;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -69,6 +70,8 @@ struct LdaIteration::State {
       normalize_phi;
   DeviceBuffer doc_topic, word_topic, topic, bad, ll_partials, ll_result;
   DeviceBuffer alpha_terms, beta_terms;  // kCountTerms log-likelihood terms of each prior, made by every estimate()
+  DeviceBuffer alpha;                    // K doubles: alpha_k, uploaded when the priors change
+  std::vector<double> alpha_host;        // what `alpha` holds (empty before the first estimate)
   DeviceBuffer gammas, column_partial, column_sum;  // allocated on the first Dirichlet draw of phi
   long long count_grid = 0, theta_grid = 0, phi_grid = 0;
 };
@@ -116,6 +119,7 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
   s.ll_result = DeviceBuffer(sizeof(double));
   s.alpha_terms = DeviceBuffer(kCountTerms * sizeof(double));
   s.beta_terms = DeviceBuffer(kCountTerms * sizeof(double));
+  s.alpha = DeviceBuffer(static_cast<std::size_t>(K) * sizeof(double));
 }
 
 LdaIteration::LdaIteration(LdaIteration&&) noexcept = default;
@@ -150,29 +154,52 @@ void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets,
   if (type != type_)
     throw Error(fmt::format("LdaIteration::estimate: this object was built for {}, called with {}",
                             gen::name_of(type_), gen::name_of(type)));
-  if (!(priors.alpha > 0) || !(priors.beta > 0))
+  const bool symmetric = priors.topic_alpha.empty();
+  if ((symmetric && !(priors.alpha > 0)) || !(priors.beta > 0))
     throw Error(fmt::format("LdaIteration::estimate: priors must be positive (alpha = {}, beta = {})", priors.alpha,
                             priors.beta));
+  if (!symmetric && priors.topic_alpha.size() != static_cast<std::size_t>(shape_.K))
+    throw Error(fmt::format("LdaIteration::estimate: topic_alpha has {} values, expected K = {}",
+                            priors.topic_alpha.size(), shape_.K));
+  for (std::size_t k = 0; k < priors.topic_alpha.size(); ++k)
+    if (!(priors.topic_alpha[k] > 0) || !std::isfinite(priors.topic_alpha[k]))
+      throw Error(fmt::format("LdaIteration::estimate: topic_alpha[{}] = {}, expected a positive number", k,
+                              priors.topic_alpha[k]));
   if ((shape_.docs > 0 && (doc_offsets == nullptr || theta == nullptr)) || phi == nullptr)
     throw Error("LdaIteration::estimate: doc_offsets, theta and phi must be device arrays (one is null)");
   State& s = *state_;
   const long long D = shape_.docs, V = shape_.vocab;
   const int K = shape_.K;
   const double alpha = priors.alpha, beta = priors.beta;
+  // alpha_k on the device (uploaded only when it changed: hyperparameter optimisation changes it every few
+  // iterations), and its sum as the CPU reference forms it: K alpha when symmetric, else in topic order.
+  std::vector<double> alpha_values =
+      symmetric ? std::vector<double>(static_cast<std::size_t>(K), alpha) : priors.topic_alpha;
+  double alpha_sum = static_cast<double>(K) * alpha;
+  if (!symmetric) {
+    alpha_sum = 0;
+    for (const double a : alpha_values) alpha_sum += a;
+  }
+  if (alpha_values != s.alpha_host) {
+    s.alpha_host = std::move(alpha_values);
+    check(driver().MemcpyHtoDAsync(s.alpha.get(), s.alpha_host.data(), s.alpha_host.size() * sizeof(double), stream),
+          "cuMemcpyHtoDAsync(alpha)");
+  }
   const int draw = estimate == LdaEstimate::draw ? 1 : 0;
   void* const theta_partials = ptr(s.ll_partials.get());
   void* const phi_partials = ptr(s.ll_partials.get() + static_cast<CUdeviceptr>(s.theta_grid) * sizeof(double));
   void* const alpha_terms = ptr(s.alpha_terms.get());
   void* const beta_terms = ptr(s.beta_terms.get());
   const int terms = kCountTerms;
+  const int alpha_table_terms = symmetric ? kCountTerms : 0;  // an asymmetric alpha's terms are computed
 
-  // The tables of count terms (two launches of a few blocks, on the same stream as their readers).
-  for (const auto& [prior, table] : {std::pair{alpha, alpha_terms}, std::pair{beta, beta_terms}})
-    s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {prior, terms, table});
+  // The tables of count terms (launches of a few blocks, on the same stream as their readers).
+  if (symmetric) s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {alpha, terms, alpha_terms});
+  s.lgamma_table(type_, rows_shape((kCountTerms + 255) / 256, 256), stream, {beta, terms, beta_terms});
   // theta and the documents' terms.
   s.theta(type_, rows_shape(s.theta_grid, kRowThreads), stream,
-          {doc_offsets, D, shape_.first_doc, K, ptr(s.doc_topic.get()), alpha, alpha_terms, terms, draw, seed,
-           iteration, theta, theta_partials});
+          {doc_offsets, D, shape_.first_doc, K, ptr(s.doc_topic.get()), ptr(s.alpha.get()), alpha_sum, alpha_terms,
+           alpha_table_terms, draw, seed, iteration, theta, theta_partials});
   // phi and the words' terms.
   if (estimate == LdaEstimate::mean) {
     s.phi_mean(type_, rows_shape(s.phi_grid, kRowThreads), stream,

@@ -1,10 +1,10 @@
 // The rest of an uncollapsed Gibbs iteration of LDA on the GPU, after the z-step (bfly::rt::LdaIteration):
 // topic counts from z, theta and phi from the counts (posterior means or Dirichlet draws), and the collapsed
 // log-likelihood. Formulas and random streams are those of the CPU reference (lda/include/bfly/lda/reference.hpp):
-//   theta[m, k] = (n_dk + alpha) / (N_d + K alpha)     or  g / sum_k g,  g ~ Gamma(n_dk + alpha)
+//   theta[m, k] = (n_dk + alpha_k) / (N_d + A)         or  g / sum_k g,  g ~ Gamma(n_dk + alpha_k),  A = sum alpha
 //   phi[w, k]   = (n_wk + beta) / (n_k + V beta)       or  g / sum_w g,  g ~ Gamma(n_wk + beta)
 //   gamma draw of element e: Philox(seed; e lo, e hi, stream << 24 | attempt, iteration), stream 1 theta, 2 phi
-//   LL = sum_d [lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha))]
+//   LL = sum_d [lgamma(A) - lgamma(N_d + A) + sum_k (lgamma(n_dk + alpha_k) - lgamma(alpha_k))]
 //      + sum_k [lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta))]
 // Every sum is formed in a fixed order (per-block partials, reduced by one block), so results do not depend on
 // timing: a run is reproducible and resumes exactly. The entry points are generated from their descriptions
@@ -87,6 +87,14 @@ __device__ __forceinline__ double count_term(int count, double prior, double lga
   return lgamma(count + prior) - lgamma_prior;
 }
 
+// count_term for a prior read per topic: no lgamma of the prior unless the count is outside the table (which has
+// no entries, table_size 0, for an asymmetric alpha).
+__device__ __forceinline__ double topic_count_term(int count, double prior, const double* table, int table_size) {
+  if (count == 0) return 0.0;
+  if (count < table_size) return table[count];
+  return lgamma(count + prior) - lgamma(prior);
+}
+
 // table[i] = lgamma(i + prior) - lgamma(prior) for i < n (grid-stride).
 __device__ __forceinline__ void lgamma_table(double prior, int n, double* table) {
   const double lgamma_prior = lgamma(prior);
@@ -140,26 +148,29 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 // its partial sum to ll_partials[b]. Document m is document first_doc + m of the whole corpus (a shard of a
 // data-parallel run): its gamma draws use that index, so a shard draws what the whole corpus draws. `draw`:
 // Dirichlet draws (two passes over the gamma variates, the second recomputing them, so no scratch is needed); a row
-// whose gamma sum is not positive and finite falls back to the mean, as on the CPU.
+// whose gamma sum is not positive and finite falls back to the mean, as on the CPU. alpha holds K values (alpha_k)
+// and alpha_sum their sum as the host formed it (K alpha for a symmetric alpha, whose count terms come from
+// alpha_terms; an asymmetric alpha passes terms = 0).
 template <typename T>
 __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, long long D, long long first_doc, int K,
-                                               const int* n_dk, double alpha, const double* alpha_terms, int terms,
-                                               int draw, unsigned long long seed, unsigned int iteration, T* theta,
+                                               const int* n_dk, const double* alpha, double alpha_sum,
+                                               const double* alpha_terms, int terms, int draw,
+                                               unsigned long long seed, unsigned int iteration, T* theta,
                                                double* ll_partials) {
   const int lane = threadIdx.x % 32;
-  const double lgamma_alpha = lgamma(alpha), lgamma_k_alpha = lgamma(static_cast<double>(K) * alpha);
+  const double lgamma_alpha_sum = lgamma(alpha_sum);
   double ll = 0;
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
   for (long long m = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32; m < D; m += warps) {
     const int* const n = n_dk + m * K;
     T* const row = theta + m * K;
     const double length = static_cast<double>(doc_offsets[m + 1] - doc_offsets[m]);
-    if (lane == 0) ll += lgamma_k_alpha - lgamma(length + static_cast<double>(K) * alpha);
+    if (lane == 0) ll += lgamma_alpha_sum - lgamma(length + alpha_sum);
     if (!draw) {
       // Posterior means and the count terms in one pass over the row, kBatch loads in flight per lane (one at a
       // time left the kernel waiting on memory: 0.52 TB/s at K = 1024 on an H100). The terms are added in the
       // same order as by the draw path below.
-      const double denominator = length + static_cast<double>(K) * alpha;
+      const double denominator = length + alpha_sum;
       for (int k0 = lane; k0 < K; k0 += 32 * kBatch) {
         int counts[kBatch];
 #pragma unroll
@@ -168,28 +179,29 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
         for (int u = 0; u < kBatch; ++u) {
           const int k = k0 + 32 * u;
           if (k >= K) break;
-          if (counts[u] != 0) ll += count_term(counts[u], alpha, lgamma_alpha, alpha_terms, terms);
-          row[k] = static_cast<T>((counts[u] + alpha) / denominator);
+          const double alpha_k = alpha[k];
+          if (counts[u] != 0) ll += topic_count_term(counts[u], alpha_k, alpha_terms, terms);
+          row[k] = static_cast<T>((counts[u] + alpha_k) / denominator);
         }
       }
       continue;
     }
     for (int k = lane; k < K; k += 32)
-      if (n[k] != 0) ll += count_term(n[k], alpha, lgamma_alpha, alpha_terms, terms);
+      if (n[k] != 0) ll += topic_count_term(n[k], alpha[k], alpha_terms, terms);
     {
       const unsigned long long stream_row = static_cast<unsigned long long>(first_doc + m) * K;
       double sum = 0;
       for (int k = lane; k < K; k += 32)
-        sum += gamma_draw(n[k] + alpha, seed, stream_row + k, kStreamTheta, iteration);
+        sum += gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration);
       sum = warp_sum(sum);
       if (sum > 0 && isfinite(sum)) {
         for (int k = lane; k < K; k += 32)
-          row[k] = static_cast<T>(gamma_draw(n[k] + alpha, seed, stream_row + k, kStreamTheta, iteration) / sum);
+          row[k] = static_cast<T>(gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration) / sum);
         continue;
       }
     }
-    const double denominator = length + static_cast<double>(K) * alpha;
-    for (int k = lane; k < K; k += 32) row[k] = static_cast<T>((n[k] + alpha) / denominator);
+    const double denominator = length + alpha_sum;
+    for (int k = lane; k < K; k += 32) row[k] = static_cast<T>((n[k] + alpha[k]) / denominator);
   }
   ll = block_sum(ll);
   if (threadIdx.x == 0) ll_partials[blockIdx.x] = ll;

@@ -1,7 +1,8 @@
 // The LDA iteration on the GPU (label gpu; every test skips itself without a device): bfly::rt::LdaIteration's
 // counts equal the CPU reference's for the same z, its posterior means equal them within float rounding, its
-// Dirichlet draws follow the CPU's gamma streams, its log-likelihood agrees within 1e-5 relative; a short GPU
-// training run recovers known topics; a GPU run resumed from a checkpoint ends exactly like an uninterrupted one.
+// Dirichlet draws follow the CPU's gamma streams, its log-likelihood agrees within 1e-5 relative (also with a vector
+// alpha, as learned priors make it); a short GPU training run recovers known topics; a GPU run resumed from a
+// checkpoint ends exactly like an uninterrupted one, with learned priors too.
 #include "bfly/lda/gpu_engine.hpp"
 #include "gpu_support.hpp"
 #include "lda_test_util.hpp"
@@ -33,18 +34,25 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
+// `asymmetric`: alpha_k drawn in [0.01, 2) per topic, set on the engine after a first estimate with the symmetric
+// alpha (so the device's alpha is replaced as hyperparameter optimisation replaces it).
 template <typename T>
-void compare_with_cpu(int K, Estimate estimate) {
+void compare_with_cpu(int K, Estimate estimate, bool asymmetric = false) {
   const Corpus corpus = random_corpus(700, 300, 120, 11u + K);
   bfly::lda::TrainerOptions options;
   options.topics = K;
-  options.priors = {0.15, 0.02};
+  options.priors = {.alpha = 0.15, .beta = 0.02};
   options.seed = 0x5eedull + K;
   options.estimate = estimate;
-  std::mt19937 rng(5u + K);
+  std::mt19937 rng(std::random_device{}());
   std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
   for (auto& k : z) k = static_cast<std::int32_t>(rng() % K);
   const std::uint32_t iteration = 17;
+  const bfly::lda::TrainerOptions symmetric_options = options;
+  if (asymmetric) {
+    std::uniform_real_distribution<double> alpha(0.01, 2.0);
+    for (int k = 0; k < K; ++k) options.priors.topic_alpha.push_back(alpha(rng));
+  }
 
   // CPU reference.
   const bfly::lda::Counts cpu_counts = bfly::lda::count_topics(corpus, K, z, 2);
@@ -58,8 +66,12 @@ void compare_with_cpu(int K, Estimate estimate) {
 
   // GPU.
   auto engine = bfly::lda::gpu_engine<T>();
-  engine->bind(corpus, options);
-  const double gpu_ll = engine->load(z, nullptr, nullptr, iteration);
+  engine->bind(corpus, symmetric_options);
+  double gpu_ll = engine->load(z, nullptr, nullptr, iteration);
+  if (asymmetric) {
+    engine->set_priors(options.priors);
+    gpu_ll = engine->load(z, nullptr, nullptr, iteration);
+  }
   std::vector<std::int32_t> gpu_z(z.size());
   std::vector<T> gpu_theta(cpu_theta.size(), T(-1)), gpu_phi(cpu_phi.size(), T(-1));
   bfly::lda::Counts gpu_counts;
@@ -118,6 +130,13 @@ TEST(GpuLdaIteration, F64DrawsFollowTheCpuStreams) {
   BFLY_REQUIRE_GPU();
   for (const int K : {6, 130}) compare_with_cpu<double>(K, Estimate::draw);
 }
+// A vector alpha (learned priors): the same agreement, the count terms computed per topic instead of tabulated.
+TEST(GpuLdaIteration, AsymmetricAlphaEqualsCpu) {
+  BFLY_REQUIRE_GPU();
+  for (const int K : {5, 100, 1024}) compare_with_cpu<float>(K, Estimate::mean, true);
+  for (const int K : {3, 257}) compare_with_cpu<double>(K, Estimate::mean, true);
+  for (const int K : {4, 77}) compare_with_cpu<float>(K, Estimate::draw, true);
+}
 
 // The draws' distribution: over many iterations, the mean of the GPU's theta draws approaches the posterior mean.
 TEST(GpuLdaIteration, DrawsAverageToThePosteriorMean) {
@@ -126,7 +145,7 @@ TEST(GpuLdaIteration, DrawsAverageToThePosteriorMean) {
   const int K = 8;
   bfly::lda::TrainerOptions options;
   options.topics = K;
-  options.priors = {0.5, 0.1};
+  options.priors = {.alpha = 0.5, .beta = 0.1};
   options.estimate = Estimate::draw;
   std::vector<std::int32_t> z(static_cast<std::size_t>(corpus.num_tokens()));
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<std::int32_t>((i * 7 + i / 3) % K);
@@ -165,7 +184,7 @@ TEST(GpuLdaTraining, RecoversKnownTopics) {
   for (const Estimate estimate : {Estimate::mean, Estimate::draw}) {
     bfly::lda::TrainerOptions options;
     options.topics = kTopics;
-    options.priors = {0.3, 0.05};
+    options.priors = {.alpha = 0.3, .beta = 0.05};
     options.seed = 7;
     options.estimate = estimate;
     bfly::lda::Trainer<float> trainer(corpus, options, bfly::lda::gpu_engine<float>());
@@ -183,13 +202,15 @@ TEST(GpuLdaTraining, RecoversKnownTopics) {
 }
 
 template <typename T>
-void check_gpu_resume(Estimate estimate) {
+void check_gpu_resume(Estimate estimate, int optimize_interval = 0) {
   const Corpus corpus = random_corpus(500, 80, 90, 21);
   bfly::lda::TrainerOptions options;
   options.topics = 37;
-  options.priors = {0.2, 0.03};
+  options.priors = {.alpha = 0.2, .beta = 0.03};
   options.seed = 0xfeedbeefcafeull;
   options.estimate = estimate;
+  options.optimize_interval = optimize_interval;  // > 0: alpha and beta learned, the checkpoint holds a vector
+  options.optimize_beta = optimize_interval > 0;
   constexpr int kIterations = 8;
   bfly::lda::Trainer<T> straight(corpus, options, bfly::lda::gpu_engine<T>());
   for (int t = 0; t < kIterations; ++t) straight.step();
@@ -210,11 +231,36 @@ void check_gpu_resume(Estimate estimate) {
   EXPECT_TRUE(same_bytes(resumed.phi(), straight.phi()));
   EXPECT_EQ(resumed.ll_per_token(), straight.ll_per_token());
   EXPECT_EQ(resumed.counts().doc_topic, straight.counts().doc_topic);
+  EXPECT_EQ(resumed.options().priors.topic_alpha, straight.options().priors.topic_alpha);
+  EXPECT_EQ(resumed.options().priors.beta, straight.options().priors.beta);
 }
 
 TEST(GpuLdaTraining, ResumeIsExactF32Mean) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::mean); }
 TEST(GpuLdaTraining, ResumeIsExactF32Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::draw); }
 TEST(GpuLdaTraining, ResumeIsExactF64Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<double>(Estimate::draw); }
+TEST(GpuLdaTraining, ResumeWithLearnedPriorsIsExact) {
+  BFLY_REQUIRE_GPU();
+  check_gpu_resume<float>(Estimate::mean, 3);
+  check_gpu_resume<float>(Estimate::draw, 3);
+}
+
+// Learned priors on the GPU follow the CPU's: the GPU trainer's alpha after an optimisation step equals the fixed
+// point on its own counts (computed here on the host from the downloaded n_dk).
+TEST(GpuLdaTraining, LearnedAlphaIsTheFixedPointOfTheDeviceCounts) {
+  BFLY_REQUIRE_GPU();
+  const Corpus corpus = random_corpus(600, 120, 60, 8);
+  bfly::lda::TrainerOptions options;
+  options.topics = 16;
+  options.optimize_interval = 4;
+  bfly::lda::Trainer<float> gpu(corpus, options, bfly::lda::gpu_engine<float>());
+  for (int t = 0; t < 3; ++t) gpu.step();
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(corpus.num_docs()));
+  for (std::int64_t m = 0; m < corpus.num_docs(); ++m) lengths[m] = corpus.doc_length(m);
+  gpu.step();  // iteration 4: the counts of this step give the new alpha
+  const std::vector<double> expected =
+      bfly::lda::optimize_alpha(gpu.counts().doc_topic, lengths, std::vector<double>(16, options.priors.alpha));
+  EXPECT_EQ(gpu.options().priors.topic_alpha, expected);
+}
 
 // The GPU z-step inside the engine draws what the CPU reference draws, except where the uniform falls within
 // rounding of a boundary (the butterfly sums round in another order): a small share at most.

@@ -5,7 +5,8 @@
 //  - three GpuShardEngine ranks on ONE device, counts summed through the host (StagedExchange below): proves the
 //    GPU side of the sharding on any machine with one GPU;
 //  - multi_gpu_engine (NCCL) over every device of the machine (one rank on a one-GPU machine);
-//  - a checkpoint of three ranks resumed on NCCL's ranks.
+//  - a checkpoint of three ranks resumed on NCCL's ranks;
+//  - learned priors (--optimize-interval): every rank learns the one-GPU alpha and beta.
 #include "bfly/lda/gpu_engine.hpp"
 #include "bfly/lda/multi_gpu.hpp"
 #include "gpu_support.hpp"
@@ -101,28 +102,46 @@ bfly::lda::TrainerOptions options_for(int K, Estimate estimate) {
   return options;
 }
 
+// `optimize`: alpha and beta learned after iterations 2 and 4 (the ranks' histograms gathered), so the later
+// iterations run with an asymmetric alpha on the device.
 template <typename T>
-void check_ranks_on_one_gpu(int K, Estimate estimate, int max_length, const bfly::lda::GpuEngineOptions& gpu = {}) {
+void check_ranks_on_one_gpu(int K, Estimate estimate, int max_length, const bfly::lda::GpuEngineOptions& gpu = {},
+                            bool optimize = false) {
   SCOPED_TRACE(::testing::Message() << "K = " << K << ", estimate " << bfly::lda::name_of(estimate)
-                                    << ", documents up to " << max_length << " tokens, W " << gpu.W);
+                                    << ", documents up to " << max_length << " tokens, W " << gpu.W
+                                    << (optimize ? ", priors learned" : ""));
   const Corpus corpus = sorted_corpus(4500, 400, max_length);
-  const bfly::lda::TrainerOptions options = options_for(K, estimate);
+  bfly::lda::TrainerOptions options = options_for(K, estimate);
+  if (optimize) {
+    options.optimize_interval = 2;
+    options.optimize_beta = true;
+  }
   Trainer<T> single(corpus, options, bfly::lda::gpu_engine<T>(gpu));
   Trainer<T> sharded(corpus, options, ranks_on_one_gpu<T>(3, gpu));
   for (const bfly::lda::Shard& shard : static_cast<const DataParallelEngine<T>&>(sharded.engine()).shards())
     ASSERT_GT(shard.tokens(), 0);
   expect_same_state(single, sharded);
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < (optimize ? 5 : 3); ++t) {
     single.step();
     sharded.step();
   }
   expect_same_state(single, sharded);
+  if (optimize) {
+    ASSERT_EQ(single.options().priors.topic_alpha.size(), static_cast<std::size_t>(K));
+    EXPECT_TRUE(same_bytes(single.options().priors.topic_alpha, sharded.options().priors.topic_alpha)) << "alpha";
+    EXPECT_EQ(single.options().priors.beta, sharded.options().priors.beta);
+  }
 }
 
 TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32Mean) {
   BFLY_REQUIRE_GPU();
   check_ranks_on_one_gpu<float>(64, Estimate::mean, 40);
   check_ranks_on_one_gpu<float>(1024, Estimate::mean, 300);
+}
+TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuWithLearnedPriors) {
+  BFLY_REQUIRE_GPU();
+  check_ranks_on_one_gpu<float>(64, Estimate::draw, 40, {}, true);
+  check_ranks_on_one_gpu<double>(1024, Estimate::mean, 300, {}, true);
 }
 TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32DrawW32) {
   BFLY_REQUIRE_GPU();

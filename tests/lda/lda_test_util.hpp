@@ -78,13 +78,15 @@ inline std::string vocab_text(const Corpus& corpus) {
 
 // A corpus generated from known topics by LDA's generative process. True topics: each puts 97 % of its mass on
 // its own vocab/topics words (Zipf-like within them) and spreads the rest over the whole vocabulary; each
-// document draws theta ~ Dir(0.3), then a topic and a word per token.
+// document draws theta ~ Dir(0.3) (or Dir(alpha) for a given asymmetric alpha, one value per topic), then a topic
+// and a word per token.
 struct KnownTopics {
   Corpus corpus;                            // documents in generation order (not sorted)
   std::vector<std::vector<double>> topics;  // topics x vocab
 };
 
-inline KnownTopics known_topics_corpus(int topics, int vocab, int docs, int length, std::uint64_t seed) {
+inline KnownTopics known_topics_corpus(int topics, int vocab, int docs, int length, std::uint64_t seed,
+                                       const std::vector<double>& alpha = {}) {
   std::mt19937_64 rng(seed);
   KnownTopics g;
   g.topics.assign(static_cast<std::size_t>(topics), std::vector<double>(static_cast<std::size_t>(vocab), 0.03 / vocab));
@@ -99,7 +101,8 @@ inline KnownTopics known_topics_corpus(int topics, int vocab, int docs, int leng
   for (const auto& t : g.topics) word_of.emplace_back(t.begin(), t.end());
   for (int m = 0; m < docs; ++m) {
     std::vector<double> theta(static_cast<std::size_t>(topics));
-    for (double& x : theta) x = gamma(rng) + 1e-12;
+    for (std::size_t k = 0; k < theta.size(); ++k)
+      theta[k] = (alpha.empty() ? gamma(rng) : std::gamma_distribution<double>(alpha[k], 1.0)(rng)) + 1e-12;
     std::discrete_distribution<int> topic_of(theta.begin(), theta.end());
     for (int i = 0; i < length; ++i) g.corpus.words.push_back(word_of[topic_of(rng)](rng));
     g.corpus.doc_offsets.push_back(static_cast<std::int64_t>(g.corpus.words.size()));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <tuple>
 
 namespace {
@@ -26,16 +27,19 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
 bfly::lda::TrainerOptions options_for(Estimate estimate) {
   bfly::lda::TrainerOptions o;
   o.topics = 7;
-  o.priors = {0.2, 0.03};
+  o.priors = {.alpha = 0.2, .beta = 0.03};
   o.seed = 0xfeedbeefcafeull;
   o.estimate = estimate;
   return o;
 }
 
+// `optimize_interval` > 0: the priors are learned (alpha and beta), so the checkpoint carries a vector alpha.
 template <typename T>
-void check_resume_equality(Estimate estimate) {
+void check_resume_equality(Estimate estimate, int optimize_interval = 0) {
   const Corpus corpus = bfly::lda::sort_by_length(random_corpus(300, 40, 30, 21));
-  const auto options = options_for(estimate);
+  auto options = options_for(estimate);
+  options.optimize_interval = optimize_interval;
+  options.optimize_beta = optimize_interval > 0;
   constexpr int kIterations = 8;
 
   Trainer<T> straight(corpus, options, std::make_unique<bfly::lda::CpuZStep<T>>(2));
@@ -51,7 +55,18 @@ void check_resume_equality(Estimate estimate) {
   EXPECT_EQ(resumed.iteration(), static_cast<std::uint32_t>(kIterations / 2));
   EXPECT_EQ(resumed.options().estimate, estimate);
   EXPECT_EQ(resumed.options().seed, options.seed);
+  EXPECT_EQ(resumed.options().optimize_interval, optimize_interval);
+  EXPECT_EQ(resumed.options().optimize_beta, optimize_interval > 0);
+  if (optimize_interval > 0) {  // the checkpoint's alpha is the vector learned at iteration 3, read back exactly
+    const auto info = bfly::lda::read_checkpoint_info(checkpoint);
+    EXPECT_TRUE(info.asymmetric_alpha);
+    EXPECT_EQ(info.options.priors.topic_alpha.size(), static_cast<std::size_t>(options.topics));
+    EXPECT_TRUE(same_bytes(info.options.priors.topic_alpha, resumed.options().priors.topic_alpha));
+    EXPECT_NE(resumed.options().priors.topic_alpha, std::vector<double>(7, options.priors.alpha));
+  }
   for (int t = kIterations / 2; t < kIterations; ++t) resumed.step();
+  EXPECT_TRUE(same_bytes(resumed.options().priors.topic_alpha, straight.options().priors.topic_alpha));
+  EXPECT_EQ(resumed.options().priors.beta, straight.options().priors.beta);
 
   EXPECT_EQ(resumed.iteration(), straight.iteration());
   EXPECT_TRUE(same_bytes(resumed.z(), straight.z()));
@@ -64,6 +79,10 @@ TEST(CheckpointResume, F32MeanIsExact) { check_resume_equality<float>(Estimate::
 TEST(CheckpointResume, F32DrawIsExact) { check_resume_equality<float>(Estimate::draw); }
 TEST(CheckpointResume, F64MeanIsExact) { check_resume_equality<double>(Estimate::mean); }
 TEST(CheckpointResume, F64DrawIsExact) { check_resume_equality<double>(Estimate::draw); }
+TEST(CheckpointResume, WithLearnedPriorsIsExact) {
+  check_resume_equality<float>(Estimate::mean, 3);
+  check_resume_equality<double>(Estimate::draw, 3);
+}
 
 TEST(CheckpointResume, RefusesDamagedAndMismatchedCheckpoints) {
   const Corpus corpus = bfly::lda::sort_by_length(random_corpus(50, 20, 10, 3));
@@ -99,6 +118,11 @@ TEST(CheckpointResume, RefusesDamagedAndMismatchedCheckpoints) {
   EXPECT_NE(message_of(truncated, corpus).find("truncated"), std::string::npos);
   EXPECT_NE(message_of(not_one, corpus).find("not a bfly-lda checkpoint"), std::string::npos);
   EXPECT_NE(message_of((dir / "missing.bin").string(), corpus).find("cannot open"), std::string::npos);
+  std::string newer = bytes;  // a format this bfly-lda does not know (u32 after the 8-byte magic)
+  newer[8] = 9;
+  EXPECT_NE(message_of(write_file(dir / "newer.bin", newer), corpus).find("checkpoint format 9, this bfly-lda reads "
+                                                                          "formats 1 to 2"),
+            std::string::npos);
   const Corpus other = bfly::lda::sort_by_length(random_corpus(50, 20, 10, 4));
   EXPECT_NE(message_of(good, other).find("another corpus"), std::string::npos);
   EXPECT_THROW(Trainer<double>::resume(corpus, good, 1, std::make_unique<bfly::lda::CpuZStep<double>>(1)),
@@ -133,6 +157,62 @@ TEST(Outputs, FilesHaveTheDocumentedLayout) {
   const std::string topics = read_file(dir / "topics.txt");
   EXPECT_EQ(std::count(topics.begin(), topics.end(), '\n'), 7);
   EXPECT_EQ(topics.rfind("topic    0 (", 0), 0u) << topics;
+  std::istringstream alpha(read_file(dir / "alpha.txt"));  // one alpha_k per line, read back exactly
+  int lines = 0;
+  for (std::string line; std::getline(alpha, line); ++lines) EXPECT_EQ(std::strtod(line.c_str(), nullptr), 0.2);
+  EXPECT_EQ(lines, 7);
+}
+
+// The checkpoint's checksum: FNV-1a over each written piece's 8-byte words, then its tail bytes (pieces: the
+// header's fields one by one, then z, theta and phi), recomputed here to forge an older format.
+std::uint64_t checkpoint_checksum(const std::string& bytes, const std::vector<std::size_t>& pieces) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  std::size_t at = 0;
+  for (const std::size_t piece : pieces) {
+    std::size_t i = 0;
+    for (; i + 8 <= piece; i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, bytes.data() + at + i, 8);
+      hash = (hash ^ word) * 0x100000001b3ull;
+    }
+    for (; i < piece; ++i) hash = (hash ^ static_cast<unsigned char>(bytes[at + i])) * 0x100000001b3ull;
+    at += piece;
+  }
+  return hash;
+}
+
+// A format 1 checkpoint (no optimisation fields, written before priors were learned) resumes as a symmetric,
+// fixed-prior run and continues exactly.
+TEST(CheckpointResume, ReadsFormatOneAsSymmetricPriors) {
+  const Corpus corpus = bfly::lda::sort_by_length(random_corpus(200, 30, 25, 5));
+  const auto options = options_for(Estimate::draw);
+  const auto dir = scratch_dir();
+  Trainer<float> straight(corpus, options, std::make_unique<bfly::lda::CpuZStep<float>>(1));
+  straight.step();
+  straight.step();
+  const std::string current = (dir / "checkpoint.bin").string();
+  straight.save_checkpoint(current);
+  std::string bytes = read_file(current);
+  constexpr std::size_t kFormatOneHeader = 8 + 6 * 4 + 8 * 8;  // format 2 adds 8 bytes after it
+  std::string old = bytes.substr(0, kFormatOneHeader) + bytes.substr(kFormatOneHeader + 8, bytes.size() - 8 -
+                                                                                                kFormatOneHeader - 8);
+  old[8] = 1;
+  std::vector<std::size_t> pieces = {8, 4, 4, 4, 4, 4, 4, 8, 8, 8, 8, 8, 8, 8, 8};  // format 1's header fields
+  pieces.push_back(straight.z().size() * sizeof(std::int32_t));
+  pieces.push_back(straight.theta().size() * sizeof(float));
+  pieces.push_back(straight.phi().size() * sizeof(float));
+  const std::uint64_t checksum = checkpoint_checksum(old, pieces);
+  old.append(reinterpret_cast<const char*>(&checksum), 8);
+  const std::string path = write_file(dir / "format1.bin", old);
+  Trainer<float> resumed = Trainer<float>::resume(corpus, path, 1, std::make_unique<bfly::lda::CpuZStep<float>>(1));
+  EXPECT_TRUE(resumed.options().priors.symmetric_alpha());
+  EXPECT_EQ(resumed.options().priors.alpha, options.priors.alpha);
+  EXPECT_EQ(resumed.options().optimize_interval, 0);
+  straight.step();
+  resumed.step();
+  EXPECT_TRUE(same_bytes(resumed.z(), straight.z()));
+  EXPECT_TRUE(same_bytes(resumed.theta(), straight.theta()));
+  EXPECT_EQ(resumed.ll_per_token(), straight.ll_per_token());
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,7 +79,9 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --alpha 0", "--alpha expects a positive number"},
       {corpus_args_ + " --beta nan", "--beta expects a positive number"},
       {corpus_args_ + " --type f16", "--type expects f32 or f64"},
-      {corpus_args_ + " --estimate median", "--estimate expects mean or draw"},
+      {corpus_args_ + " --estimate median", "--estimate expects mean, draw or auto"},
+      {corpus_args_ + " --optimize-beta", "--optimize-beta needs --optimize-interval N"},
+      {corpus_args_ + " --optimize-interval -1", "--optimize-interval expects an integer"},
       {corpus_args_ + " --topics", "--topics needs a value"},
       {corpus_args_ + " --topics 4 --topics 5", "--topics is given more than once"},
       {"--docword '" + docword_ + "'", "--docword and --vocab go together"},
@@ -115,6 +119,33 @@ TEST_F(Cli, BadInputFilesExitTwoNamingFileAndLine) {
   run = run_lda("--text '" + (dir_ / "absent.txt").string() + "'", dir_);
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("absent.txt: cannot open"), std::string::npos) << run.output;
+}
+
+// Learned priors from the command line: alpha.txt holds the asymmetric alpha, a resumed run ends with the same files,
+// and a resumed run may not change the optimisation.
+TEST_F(Cli, LearnedPriorsResumeToTheSameFiles) {
+  const std::string common = corpus_args_ + " --topics 5 --seed 7 --estimate draw --quiet --threads 2 --device cpu" +
+                             " --optimize-interval 2 --optimize-beta";
+  const auto straight = dir_ / "straight", halves = dir_ / "halves";
+  RunResult run = run_lda(common + " --iterations 6 --out '" + straight.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("priors learned: alpha"), std::string::npos) << run.output;
+  std::istringstream alpha(read_file(straight / "alpha.txt"));
+  std::vector<double> values;
+  for (std::string line; std::getline(alpha, line);) values.push_back(std::stod(line));
+  ASSERT_EQ(values.size(), 5u);
+  EXPECT_NE(*std::min_element(values.begin(), values.end()), *std::max_element(values.begin(), values.end()))
+      << "alpha.txt should hold a learned, asymmetric alpha";
+  run = run_lda(common + " --iterations 3 --out '" + halves.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  run = run_lda(corpus_args_ + " --resume '" + halves.string() + "' --optimize-interval 3 --iterations 6", dir_);
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("--optimize-interval differs from the checkpoint's value 2"), std::string::npos)
+      << run.output;
+  run = run_lda(corpus_args_ + " --quiet --resume '" + halves.string() + "' --iterations 6", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  for (const char* file : {"theta.bin", "phi.bin", "alpha.txt", "topics.txt"})
+    EXPECT_EQ(read_file(straight / file), read_file(halves / file)) << file << " differs after resuming";
 }
 
 TEST_F(Cli, ResumedRunEndsWithTheSameFiles) {

@@ -200,7 +200,7 @@ void check_resume(const CompiledZKernel& kernel, bfly::lda::Estimate estimate) {
   const Corpus corpus = bfly::lda::sort_by_length(random_corpus(200, 60, 25, 21));
   bfly::lda::TrainerOptions options;
   options.topics = kernel.spec.K;
-  options.priors = {0.2, 0.03};
+  options.priors = {.alpha = 0.2, .beta = 0.03};
   options.seed = 0xfeedbeefcafeull;
   options.estimate = estimate;
   constexpr int kIterations = 6;

@@ -30,7 +30,7 @@ TEST_P(Recovery, KnownTopicsAreFound) {
   const Corpus corpus = bfly::lda::sort_by_length(g.corpus);
   bfly::lda::TrainerOptions options;
   options.topics = kTopics;
-  options.priors = {0.3, 0.05};
+  options.priors = {.alpha = 0.3, .beta = 0.05};
   options.seed = 7;
   options.estimate = GetParam();
   bfly::lda::Trainer<float> trainer(corpus, options, std::make_unique<bfly::lda::CpuZStep<float>>(0));
@@ -53,5 +53,47 @@ TEST_P(Recovery, KnownTopicsAreFound) {
 INSTANTIATE_TEST_SUITE_P(Estimates, Recovery,
                          ::testing::Values(bfly::lda::Estimate::mean, bfly::lda::Estimate::draw),
                          [](const auto& info) { return std::string(bfly::lda::name_of(info.param)); });
+
+// Hyperparameter optimisation: documents generated from a known asymmetric alpha (spread over a factor of 8), trained
+// with alpha learned every 5 iterations from a symmetric start; each learned alpha_k, matched to its true topic by
+// phi, must be within 40 % of the truth. Estimate::draw, the textbook Gibbs sampler, whose counts are samples of
+// the posterior: with posterior means the counts are smoother than the truth's and the learned alpha comes out
+// high (docs/LDA.md). The tolerance: the fixed point on the counts of the true theta recovers alpha within 12 %
+// from 4000 documents (Hyperparameters.MinkaFixedPointRecoversAKnownAsymmetricAlpha); from a Gibbs state of 2000
+// documents, 8 runs with fresh seeds were within 10 % except the rarest topic, which comes out 7 to 23 % high (the
+// 3 % of every topic's mass spread over all words leaves its documents' counts smoother). The symmetric start is
+// off by 100 % and 75 % at the ends, and a wrong fixed point by more.
+TEST(Recovery, KnownAsymmetricAlphaIsLearned) {
+  const std::vector<double> truth = {0.15, 0.3, 0.6, 1.2};
+  const int topics = static_cast<int>(truth.size());
+  const bfly::lda::test::KnownTopics g =
+      bfly::lda::test::known_topics_corpus(topics, 50, 2000, 100, std::random_device{}(), truth);
+  const Corpus corpus = bfly::lda::sort_by_length(g.corpus);
+  bfly::lda::TrainerOptions options;
+  options.topics = topics;
+  options.priors = {.alpha = 0.3, .beta = 0.05};
+  options.seed = std::random_device{}();
+  options.optimize_interval = 5;
+  options.estimate = bfly::lda::Estimate::draw;
+  bfly::lda::Trainer<double> trainer(corpus, options, std::make_unique<bfly::lda::CpuZStep<double>>(0));
+  for (int t = 0; t < 150; ++t) trainer.step();
+  const std::vector<double>& learned = trainer.options().priors.topic_alpha;
+  ASSERT_EQ(learned.size(), truth.size());
+  const int vocab = static_cast<int>(corpus.vocab_size());
+  std::printf("alpha learned (true):");
+  for (int a = 0; a < topics; ++a) {
+    int match = 0;  // the trained topic closest to true topic a in L1
+    double best = 1e300;
+    for (int b = 0; b < topics; ++b) {
+      double distance = 0;
+      for (int w = 0; w < vocab; ++w) distance += std::abs(g.topics[a][w] - trainer.phi()[w * topics + b]);
+      if (distance < best) best = distance, match = b;
+    }
+    EXPECT_LT(best, 0.4) << "true topic " << a << " is not recovered";  // phi is a draw: L1 0.03 .. 0.26 seen
+    EXPECT_NEAR(learned[match], truth[a], 0.4 * truth[a]) << "alpha of true topic " << a;
+    std::printf(" %.4f (%.2f)", learned[match], truth[a]);
+  }
+  std::printf("\n");
+}
 
 }  // namespace

@@ -154,7 +154,7 @@ TEST(Estimates, MeansFollowTheFormulaAndDrawsAreReproducibleDistributions) {
   std::vector<std::int32_t> z(static_cast<std::size_t>(c.num_tokens()));
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<std::int32_t>((i * 5 + i / 3) % K);
   const auto counts = bfly::lda::count_topics(c, K, z);
-  const bfly::lda::Priors priors{0.3, 0.02};
+  const bfly::lda::Priors priors{.alpha = 0.3, .beta = 0.02};
   std::vector<double> theta(static_cast<std::size_t>(c.num_docs()) * K), phi(static_cast<std::size_t>(40) * K);
   bfly::lda::estimate_theta<double>(c, counts, priors, bfly::lda::Estimate::mean, 1, 0, theta);
   bfly::lda::estimate_phi<double>(c, counts, priors, bfly::lda::Estimate::mean, 1, 0, phi);
@@ -220,7 +220,7 @@ TEST(LogLikelihood, EqualsTheCollapsedJointFormula) {
     for (int w = 0; w < V; ++w)
       expected += std::lgamma(counts.word_topic[static_cast<std::size_t>(w) * K + k] + beta) - std::lgamma(beta);
   }
-  const double got = bfly::lda::log_likelihood(c, counts, {alpha, beta}, 2);
+  const double got = bfly::lda::log_likelihood(c, counts, {.alpha = alpha, .beta = beta}, 2);
   EXPECT_NEAR(got, static_cast<double>(expected), 1e-9 * std::abs(static_cast<double>(expected)));
 }
 

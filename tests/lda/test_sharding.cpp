@@ -118,13 +118,18 @@ TEST(Sharding, ShardCorpusKeepsTheWholeCorpusIndices) {
 }
 
 template <typename T>
-void check_sharded_equals_single(Estimate estimate, int ranks, bool concurrent = false) {
+void check_sharded_equals_single(Estimate estimate, int ranks, bool concurrent = false, bool optimize = false) {
   SCOPED_TRACE(::testing::Message() << ranks << " ranks, estimate " << bfly::lda::name_of(estimate)
-                                    << (concurrent ? ", a thread per rank" : ""));
+                                    << (concurrent ? ", a thread per rank" : "")
+                                    << (optimize ? ", priors optimised" : ""));
   const Corpus corpus = sorted_corpus(5000, 60);  // 5 aligned blocks: every rank gets documents
   bfly::lda::TrainerOptions options;
   options.topics = 12;
   options.estimate = estimate;
+  if (optimize) {  // alpha and beta learned after iterations 2 and 4: the ranks' histograms gathered
+    options.optimize_interval = 2;
+    options.optimize_beta = true;
+  }
   options.seed = std::random_device{}();
   options.threads = 2;
   Trainer<T> single(corpus, options, std::make_unique<bfly::lda::CpuZStep<T>>(2));
@@ -132,11 +137,18 @@ void check_sharded_equals_single(Estimate estimate, int ranks, bool concurrent =
   const auto& engine = static_cast<const DataParallelEngine<T>&>(parallel.engine());
   for (const Shard& shard : engine.shards()) ASSERT_GT(shard.tokens(), 0);
   expect_same_state(single, parallel);  // the initial state
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < (optimize ? 5 : 3); ++t) {
     single.step();
     parallel.step();
   }
   expect_same_state(single, parallel);
+  if (optimize) {
+    const bfly::lda::Priors& expected = single.options().priors;
+    ASSERT_EQ(expected.topic_alpha.size(), 12u);
+    EXPECT_TRUE(same_bytes(expected.topic_alpha, parallel.options().priors.topic_alpha)) << "alpha";
+    EXPECT_EQ(expected.beta, parallel.options().priors.beta);
+    EXPECT_NE(expected.beta, options.priors.beta) << "beta was not learned";
+  }
 }
 
 TEST(Sharding, F32MeanOnTwoAndThreeRanksEqualsOne) {
@@ -146,6 +158,10 @@ TEST(Sharding, F32MeanOnTwoAndThreeRanksEqualsOne) {
 TEST(Sharding, F32DrawOnThreeRanksEqualsOne) { check_sharded_equals_single<float>(Estimate::draw, 3); }
 TEST(Sharding, F64DrawOnTwoRanksEqualsOne) { check_sharded_equals_single<double>(Estimate::draw, 2); }
 TEST(Sharding, RanksOnThreadsEqualOne) { check_sharded_equals_single<float>(Estimate::draw, 4, true); }
+TEST(Sharding, LearnedPriorsOnThreeRanksEqualOne) {
+  check_sharded_equals_single<float>(Estimate::mean, 3, false, true);
+  check_sharded_equals_single<double>(Estimate::draw, 2, true, true);
+}
 
 TEST(Sharding, ResumesOnADifferentNumberOfRanks) {
   const Corpus corpus = sorted_corpus(5000, 60);

@@ -35,7 +35,13 @@ const std::vector<Flag> kFlags = {
     {"--iterations", "N", "total Gibbs iterations of the run, counted from the start when resuming (default 100)"},
     {"--alpha", "X", "symmetric Dirichlet prior on document topics (default 0.1)"},
     {"--beta", "X", "symmetric Dirichlet prior on topic words (default 0.01)"},
-    {"--estimate", "mean|draw", "theta and phi as posterior means or Dirichlet draws (default mean)"},
+    {"--estimate", "mean|draw|auto",
+     "theta and phi as posterior means or Dirichlet draws; auto: draw when the documents average fewer than 20 "
+     "tokens, else mean (default auto)"},
+    {"--optimize-interval", "N",
+     "learn an asymmetric alpha every N iterations (Minka's fixed point, as Mallet's and tomotopy's optim_interval; "
+     "default 0: fixed priors); the learned alpha goes to DIR/alpha.txt"},
+    {"--optimize-beta", "", "with --optimize-interval, learn the symmetric beta too"},
     {"--seed", "N", "seed of every random draw (default 1)"},
     {"--type", "f32|f64", "element type of theta, phi and the z-step sums (default f32)"},
     {"--threads", "N", "CPU threads (default: all cores, at most 16); never changes the results"},
@@ -90,8 +96,13 @@ RunSettings parse(const Args& args) {
   s.options.priors.beta = args.positive("--beta").value_or(0.01);
   s.options.seed = static_cast<std::uint64_t>(args.integer_in("--seed", 0, INT64_MAX).value_or(1));
   s.options.threads = static_cast<int>(args.integer_in("--threads", 1, 1024).value_or(0));
-  if (const auto e = args.choice("--estimate", {"mean", "draw"}))
-    s.options.estimate = *e == "mean" ? Estimate::mean : Estimate::draw;
+  const auto estimate = args.choice("--estimate", {"mean", "draw", "auto"}).value_or("auto");
+  s.estimate_auto = estimate == "auto";
+  s.options.estimate = estimate == "draw" ? Estimate::draw : Estimate::mean;
+  s.options.optimize_interval = static_cast<int>(args.integer_in("--optimize-interval", 0, 1'000'000'000).value_or(0));
+  s.options.optimize_beta = args.has("--optimize-beta");
+  if (s.options.optimize_beta && s.options.optimize_interval == 0 && !args.has("--resume"))
+    throw UsageError("--optimize-beta needs --optimize-interval N (how often the priors are learned)");
   if (const auto t = args.choice("--type", {"f32", "f64"})) s.type = gen::parse_element_type(*t);
   s.out = args.value("--out");
   s.resume = args.value("--resume");
@@ -139,8 +150,10 @@ RunSettings parse(const Args& args) {
                                    .alpha = args.has("--alpha"),
                                    .beta = args.has("--beta"),
                                    .seed = args.has("--seed"),
-                                   .estimate = args.has("--estimate"),
-                                   .type = args.has("--type")});
+                                   .estimate = args.has("--estimate") && !s.estimate_auto,
+                                   .type = args.has("--type"),
+                                   .optimize_interval = args.has("--optimize-interval"),
+                                   .optimize_beta = args.has("--optimize-beta")});
   return s;
 }
 

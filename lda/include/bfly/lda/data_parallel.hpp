@@ -45,6 +45,9 @@ class ShardEngine {
   // The rest of the log-likelihood, added to the documents' total (reference.hpp, add_topic_log_likelihood).
   virtual double add_topic_log_likelihood(double documents) = 0;
   virtual void set_estimates(const T* theta, const T* phi) = 0;  // the shard's theta rows and the whole phi
+  virtual void set_priors(const Priors& priors) = 0;             // for the following estimates
+  // The histogram of the shard's document-topic counts n_dk (hyperparameters.hpp), `longest` the whole corpus'.
+  virtual DocumentTopicHistogram document_topic_histogram(std::int64_t longest) = 0;
   virtual void finish() = 0;  // waits for the work queued so far (for timings)
 
   // The state: z and theta of the shard, phi, and counts (n_dk of the shard, n_wk and n_k as last summed).
@@ -77,6 +80,10 @@ class DataParallelEngine final : public IterationEngine<T> {
   // Needs every rank in this process (a single-process run); a run of one process per GPU writes its files from
   // rank 0 after gathering z and theta, which is not implemented yet (docs/MULTI_GPU.md).
   void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) override;
+  void set_priors(const Priors& priors) override;
+  // The ranks' histograms gathered through the exchange (as doubles, exact below 2^53) and added in rank order:
+  // integer sums, so the result is the one-rank histogram whatever the number of ranks or processes.
+  DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest) override;
 
   const std::vector<Shard>& shards() const { return shards_; }
   const IterationPhases& last_phases() const { return phases_; }

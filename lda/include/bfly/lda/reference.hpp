@@ -21,16 +21,27 @@ namespace bfly::lda {
 
 inline constexpr std::uint32_t kStreamTheta = 1, kStreamPhi = 2, kStreamInit = 3;
 
-// Dirichlet priors: symmetric alpha on each document's topics, symmetric beta on each topic's words.
+// Dirichlet priors: alpha on each document's topics (symmetric, or one value per topic when `topic_alpha` is set,
+// as hyperparameter optimisation learns it), symmetric beta on each topic's words.
 struct Priors {
-  double alpha = 0.1;
+  double alpha = 0.1;               // every topic's alpha while topic_alpha is empty
   double beta = 0.01;
+  std::vector<double> topic_alpha{};  // an asymmetric alpha: K positive values; empty: symmetric `alpha`
+
+  bool symmetric_alpha() const { return topic_alpha.empty(); }
+  double alpha_of(int k) const { return topic_alpha.empty() ? alpha : topic_alpha[static_cast<std::size_t>(k)]; }
+  // sum_k alpha_k: K * alpha when symmetric (the formulas' K alpha, bit for bit), else the sum in topic order.
+  double alpha_sum(int K) const;
+  // alpha as K values (the symmetric value repeated when symmetric).
+  std::vector<double> alpha_vector(int K) const;
+  // Throws bfly::Error naming the bad value unless alpha (every entry, K of them) and beta are positive and finite.
+  void check(int K) const;
 };
 
 // How theta and phi are formed from the counts.
 enum class Estimate {
-  mean,  // posterior means: theta = (n_dk + alpha) / (N_d + K alpha), phi = (n_wk + beta) / (n_k + V beta)
-  draw,  // draws from the Dirichlet posteriors Dir(n_d. + alpha), Dir(n_.k + beta) (the textbook Gibbs step)
+  mean,  // posterior means: theta = (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta)
+  draw,  // draws from the Dirichlet posteriors Dir(n_d. + alpha.), Dir(n_.k + beta) (the textbook Gibbs step)
 };
 const char* name_of(Estimate estimate);
 
@@ -85,7 +96,8 @@ void estimate_phi(const Corpus& corpus, const Counts& counts, const Priors& prio
 
 // The log-likelihood bfly-lda reports: the collapsed joint log p(w, z | alpha, beta), theta and phi integrated
 // out (Griffiths & Steyvers 2004, eqs. 2-3), at the current z:
-//   sum_d [ lgamma(K alpha) - lgamma(N_d + K alpha) + sum_k (lgamma(n_dk + alpha) - lgamma(alpha)) ]
+//   sum_d [ lgamma(A) - lgamma(N_d + A) + sum_k (lgamma(n_dk + alpha_k) - lgamma(alpha_k)) ],  A = sum_k alpha_k
+//         (A = K alpha for a symmetric alpha)
 // + sum_k [ lgamma(V beta) - lgamma(n_k + V beta) + sum_w (lgamma(n_wk + beta) - lgamma(beta)) ].
 // It is the quantity tomotopy's LDAModel.ll_per_word reports (getLLDocs + getLLRest) when tomotopy keeps alpha
 // fixed (optim_interval=0) and uses the same vocabulary; divide by the number of tokens for "per token".

@@ -36,6 +36,7 @@ struct RunSettings {
   TextOptions text_options;
   std::int64_t max_docs = 0;  // 0: all documents
   TrainerOptions options;
+  bool estimate_auto = false;  // choose options.estimate from the corpus (automatic_estimate) when not resuming
   gen::ElementType type = gen::ElementType::f32;
   std::uint32_t iterations = 100;  // counted from the start of the run, also when resuming
   std::optional<std::string> out;     // the directory of the outputs, the curve and the checkpoints
@@ -58,7 +59,13 @@ struct RunSettings {
 // The model options the caller set explicitly; a resumed run must agree with its checkpoint on them.
 struct GivenOptions {
   bool topics = false, alpha = false, beta = false, seed = false, estimate = false, type = false;
+  bool optimize_interval = false, optimize_beta = false;
 };
+
+// bfly-lda --estimate auto: Estimate::draw when the documents average fewer than kDrawBelowMeanLength tokens,
+// else Estimate::mean (docs/LDA.md gives the measurements behind it).
+inline constexpr double kDrawBelowMeanLength = 20;
+Estimate automatic_estimate(const Corpus& corpus);
 
 // A resumed run (settings.resume) takes its topics, priors, seed, estimate and type from the checkpoint (the
 // threads stay). Throws RunError naming the first given option that differs from the checkpoint, CheckpointError

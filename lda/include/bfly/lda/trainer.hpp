@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bfly/lda/corpus.hpp"
+#include "bfly/lda/hyperparameters.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/lda/zstep.hpp"
 #include "bfly/spec/element_type.hpp"
@@ -24,6 +25,11 @@ struct TrainerOptions {
   Priors priors;
   std::uint64_t seed = 1;
   Estimate estimate = Estimate::mean;
+  // Hyperparameter optimisation (hyperparameters.hpp): after every iteration t with t % optimize_interval == 0,
+  // alpha becomes asymmetric, learned by Minka's fixed point from the document-topic counts (and beta too when
+  // optimize_beta); the following iterations' estimates and log-likelihood use the new priors. 0: fixed priors.
+  int optimize_interval = 0;
+  bool optimize_beta = false;
   int threads = 0;  // CPU threads for counts, estimates, log-likelihood (0: hardware); never changes results
 };
 
@@ -36,11 +42,14 @@ class CheckpointError : public Error {
 // What a checkpoint records besides the arrays (all of it is checked on resume).
 struct CheckpointInfo {
   gen::ElementType type = gen::ElementType::f32;
-  TrainerOptions options;         // topics, priors, seed, estimate (threads is not stored)
+  TrainerOptions options;         // topics, priors (alpha as learned so far), seed, estimate, optimisation
+                                  // (threads is not stored)
   std::uint32_t iteration = 0;    // iterations done
   double train_seconds = 0;       // wall-clock seconds spent in iterations so far (not part of the results)
   std::int64_t docs = 0, vocab = 0, tokens = 0;
   std::uint64_t corpus_fingerprint = 0;
+  std::uint32_t format = 0;        // the file's format version
+  bool asymmetric_alpha = false;   // the file holds a learned alpha (options.priors.topic_alpha)
 };
 
 // Reads only the header of a checkpoint file (to learn its options before building a trainer).
@@ -85,6 +94,14 @@ class IterationEngine {
 
   // Copies the state into host arrays of the corpus' sizes (counts resized by the engine).
   virtual void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) = 0;
+
+  // The priors of the following iterations (hyperparameter optimisation); the state is left as it is.
+  virtual void set_priors(const Priors& priors) = 0;
+
+  // The histogram of the current document-topic counts over the whole corpus (what alpha's fixed point reads);
+  // `corpus` and `topics` are those bound, `longest` the corpus' longest document. This default downloads the
+  // state; engines whose documents are spread over ranks gather the ranks' histograms instead.
+  virtual DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest);
 };
 
 // The CPU engine: a ZStep (normally CpuZStep) plus the CPU reference's counts, estimates and log-likelihood.
@@ -106,14 +123,15 @@ class Trainer {
   static Trainer resume(const Corpus& corpus, const std::string& checkpoint_path, int threads,
                         std::unique_ptr<IterationEngine<T>> engine);
 
-  // One iteration: z-step (iteration number + 1 in the Philox counter), counts, theta and phi, log-likelihood.
+  // One iteration: z-step (iteration number + 1 in the Philox counter), counts, theta and phi, log-likelihood;
+  // then, every options().optimize_interval iterations, the priors learned from the counts (options().priors).
   IterationStats step();
 
   // Writes a checkpoint atomically (temp file in the same directory, fsync, rename).
   void save_checkpoint(const std::string& path) const;
 
   // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin, phi.bin,
-  // documents.txt and vocab.txt. README.md (LDA section) gives the formats. All are written to temporaries and
+  // alpha.txt (alpha_k of each topic and beta), documents.txt and vocab.txt. README.md (LDA section) gives the formats. All are written to temporaries and
   // renamed into place only when every one is complete: on an error (named file and cause) none is replaced.
   void write_outputs(const std::string& dir, int top_words) const;
 
@@ -135,6 +153,7 @@ class Trainer {
  private:
   Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine, bool);
   const Trainer& sync() const;
+  void optimize_priors();
 
   const Corpus* corpus_;
   TrainerOptions options_;

@@ -33,13 +33,14 @@ struct LdaLogLikelihoodPartials {
 };
 
 enum class LdaEstimate {
-  mean,  // theta = (n_dk + alpha) / (N_d + K alpha), phi = (n_wk + beta) / (n_k + V beta), computed in double
+  mean,  // theta = (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta), computed in double
   draw,  // Dirichlet draws: gamma variates from Philox (streams 1 and 2 of reference.hpp), normalised in double
 };
 
 struct LdaPriors {
-  double alpha = 0.1;  // symmetric prior on each document's topics, > 0
+  double alpha = 0.1;  // symmetric prior on each document's topics, > 0 (when topic_alpha is empty)
   double beta = 0.01;  // symmetric prior on each topic's words, > 0
+  std::vector<double> topic_alpha{};  // an asymmetric prior: K values alpha_k > 0; empty: `alpha` for every topic
 };
 
 class LdaIteration {
