@@ -5,6 +5,8 @@
 // Every function here takes plain values (pointers as integers, element types as tags): the Python layer checks
 // the arrays of each framework (shape, dtype, device, strides) and names the bad argument; bfly::Error from below
 // reaches Python as bfly.Error.
+#include "dlpack.hpp"
+
 #include "bfly/emit/cpu_launcher.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/error.hpp"
@@ -485,6 +487,8 @@ NB_MODULE(_bfly, m) {
     return std::make_tuple(std::chrono::duration<double>(enqueued - start).count() / calls,
                            std::chrono::duration<double>(done - start).count() / calls);
   });
+
+  bind_dlpack(m);  // JAX and other DLPack arrays on the GPU (dlpack.cpp)
 
   nb::class_<LdaModel>(m, "LdaModel")
       .def(nb::init<nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
