@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 from . import _bfly, _cpu
-from ._sample import sample
 
 logger = logging.getLogger("bfly")
 
@@ -194,76 +193,116 @@ class LDA:
         self._check_fitted()
         return [[self.vocabulary_[w] for w in self._model.top_words(k, n)] for k in range(self.n_topics)]
 
-    def transform(self, X, *, iterations=50, burn_in=None, seed=None):
-        """Topic proportions of new documents (X as for fit; token lists use the fitted vocabulary, unknown
-        words are dropped) with the topics fixed: `iterations` Gibbs sweeps that draw each token's topic from
-        theta[doc] * topic_word_[:, word] with bfly.sample (on the CPU, the generated kernel) and re-estimate
-        theta = (n_dk + alpha) / (N_d + K alpha); the estimates after `burn_in` sweeps (default: half) are
-        averaged. Empty documents get uniform proportions. Returns D x n_topics (rows sum to 1)."""
+    def transform(self, X, *, iterations=100, burn_in=None, seed=None):
+        """Topic proportions of new documents with the topics fixed: bfly::lda::infer (the C++ inference of
+        bfly-lda infer) on X (as for fit; token lists are read with the fitted vocabulary, unknown words dropped).
+        `iterations` Gibbs iterations draw each token's topic from theta[doc] * phi[:, word] with the generated
+        z-step (on the GPU when the model's device allows, else the same kernel on the CPU) and re-estimate theta;
+        the posterior means (n_dk + alpha) / (N_d + K alpha) of the iterations after `burn_in` (default: half)
+        are averaged. Reproducible from (model, X, iterations, burn_in, seed); seed defaults to the model's.
+        Empty documents get uniform proportions. Returns D x n_topics float64 (rows sum to 1); the z-step that
+        ran is in transform_engine_."""
+        lengths, words = self._documents(X)
+        iterations, burn_in, seed = self._inference_options(iterations, burn_in, seed)
+        theta = np.full((len(lengths), self.n_topics), 1.0 / self.n_topics)
+        kept = lengths > 0
+        if kept.any():
+            offsets = np.concatenate([[0], np.cumsum(lengths[kept])]).astype(np.int64)
+            theta[kept], self.transform_engine_ = self._model.infer(
+                offsets, words, iterations, burn_in, seed, self.threads, self.device, _cpu_kernel_for)
+        return theta
+
+    def evaluate(self, X, *, iterations=100, burn_in=None, seed=None, top_n=10):
+        """bfly::lda::evaluate on X, as `bfly-lda evaluate` does: held-out perplexity by document completion
+        (each document's even-position tokens are observed, theta is inferred from them as in transform, and the
+        odd-position tokens are scored) and the NPMI coherence of each topic's top_n words over X's documents.
+        Returns a dict: documents (those with at least 2 tokens), scored_tokens, log_likelihood, perplexity,
+        topic_npmi, npmi (their mean), top_words, reference_documents, engine, seconds."""
+        lengths, words = self._documents(X)
+        iterations, burn_in, seed = self._inference_options(iterations, burn_in, seed)
+        offsets = self._offsets(lengths)
+        if not isinstance(top_n, int) or isinstance(top_n, bool) or not 2 <= top_n <= len(self.vocabulary_):
+            raise ValueError(f"top_n = {top_n!r}; it must be an integer in 2 .. {len(self.vocabulary_)} (the words)")
+        if not (lengths >= 2).any():
+            raise ValueError("X has no document of 2 or more tokens known to the model; document completion "
+                             "scores the second half of each document")
+        return self._model.evaluate(offsets, words, offsets, words, iterations, burn_in, seed, self.threads, top_n,
+                                    self.device, _cpu_kernel_for)
+
+    def score(self, X, **inference_options):
+        """The held-out log-likelihood of X by document completion (evaluate(X)'s log_likelihood): the sum over
+        the odd-position tokens (m, w) of X's documents of log sum_k theta[m, k] phi[k, w], theta inferred from
+        the even-position tokens. Higher is better. Not scikit-learn's score, which is the variational bound of
+        all of X's tokens; this one scores tokens the inference did not see. Takes evaluate's options."""
+        return self.evaluate(X, **inference_options)["log_likelihood"]
+
+    def perplexity(self, X, **inference_options):
+        """exp(-score(X) / scored tokens) (evaluate(X)'s perplexity): per scored token, lower is better.
+        scikit-learn's perplexity divides its bound by all of X's tokens instead."""
+        return self.evaluate(X, **inference_options)["perplexity"]
+
+    def coherence(self, X=None, *, top_n=10, per_topic=False):
+        """NPMI coherence of the topics' top_n words over the documents of X (default: the training corpus):
+        NPMI(w, v) = log(P(w, v) / (P(w) P(v))) / -log P(w, v) with document frequencies, averaged over the pairs
+        of each topic's words (-1 .. 1, higher is more coherent); documents without a word of the model are left
+        out. The mean over topics, or each topic's value (per_topic=True: an array of n_topics). No inference
+        runs."""
         self._check_fitted()
-        lengths, words, _ = _tokens_of(X, self.vocabulary_ if isinstance(X, (list, tuple)) else None)
-        if not isinstance(X, (list, tuple)) and X.shape[1] != len(self.vocabulary_):
-            raise ValueError(f"X has {X.shape[1]} columns, but the model has {len(self.vocabulary_)} words")
-        return self._fixed_topic_gibbs(lengths, words, iterations, burn_in, seed)
+        if not isinstance(top_n, int) or isinstance(top_n, bool) or not 2 <= top_n <= len(self.vocabulary_):
+            raise ValueError(f"top_n = {top_n!r}; it must be an integer in 2 .. {len(self.vocabulary_)} (the words)")
+        if X is None:
+            offsets, words = self._corpus["doc_offsets"], self._corpus["words"]
+        else:
+            lengths, words = self._documents(X)
+            offsets = self._offsets(lengths)
+        if len(offsets) < 2:
+            raise ValueError("X has no document with a word of the model")
+        npmi = np.array(self._model.topic_npmi(offsets, words, top_n))
+        return npmi if per_topic else float(npmi.mean())
 
-    def _fixed_topic_gibbs(self, lengths, words, iterations, burn_in, seed):
-        K, D = self.n_topics, len(lengths)
-        if iterations < 1:
-            raise ValueError(f"iterations = {iterations}; it must be >= 1")
-        burn_in = iterations // 2 if burn_in is None else burn_in
-        if not 0 <= burn_in < iterations:
-            raise ValueError(f"burn_in = {burn_in}; it must be in 0 .. iterations - 1")
+    def _documents(self, X):
+        """(lengths, word ids) of X's documents in the model's vocabulary (D entries, documents as given)."""
+        self._check_fitted()
+        if isinstance(X, (list, tuple)):
+            lengths, words, _ = _tokens_of(X, self.vocabulary_)
+        else:
+            shape = getattr(X, "shape", None)
+            if shape is not None and len(shape) == 2 and shape[1] != len(self.vocabulary_):
+                raise ValueError(f"X has {shape[1]} columns, but the model has {len(self.vocabulary_)} words")
+            lengths, words, _ = _tokens_of(X, self.vocabulary_)
+        return lengths, words
+
+    @staticmethod
+    def _offsets(lengths):
+        """CSR offsets of the documents that are not empty (bfly-lda leaves out documents without a word of
+        the model, so they count in no document frequency)."""
+        return np.concatenate([[0], np.cumsum(lengths[lengths > 0])]).astype(np.int64)
+
+    def _inference_options(self, iterations, burn_in, seed):
+        """(iterations, burn_in, seed) for the C++ inference: burn_in -1 is half; ValueError naming a bad one."""
+        if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
+            raise ValueError(f"iterations = {iterations!r}; it must be an integer >= 1")
+        if burn_in is None:
+            burn_in = -1
+        elif not isinstance(burn_in, int) or isinstance(burn_in, bool) or not 0 <= burn_in < iterations:
+            raise ValueError(f"burn_in = {burn_in!r}; it must be None (half) or an integer in 0 .. iterations - 1")
         seed = self.seed if seed is None else seed
-        dtype = np.float32 if _DTYPES[self.dtype] == "f32" else np.float64
-        word_topic = np.ascontiguousarray(self.topic_word_.T, dtype=dtype)  # V x K
-        doc_of = np.repeat(np.arange(D), lengths)
-        theta = np.full((D, K), 1.0 / K)
-        total = np.zeros((D, K))
-        rows_per_call = max(1, (1 << 22) // K)
-        calls = max(1, -(-len(words) // rows_per_call))
-        for sweep in range(iterations):
-            z = np.empty(len(words), dtype=np.int32)
-            for c in range(calls):  # each call its own Philox iteration, so row numbers may repeat across calls
-                part = slice(c * rows_per_call, (c + 1) * rows_per_call)
-                weights = (theta[doc_of[part]].astype(dtype) * word_topic[words[part]])
-                z[part] = sample(weights, seed=seed, offset=sweep * calls + c)
-            counts = np.zeros((D, K))
-            np.add.at(counts, (doc_of, z), 1)
-            theta = (counts + self.alpha) / (lengths[:, None] + K * self.alpha)
-            if sweep >= burn_in:
-                total += theta
-        return total / (iterations - burn_in)
-
-    def score(self, X, **transform_options):
-        """The log-likelihood of X's tokens under the model: sum over tokens of log sum_k theta[d, k] *
-        topic_word_[k, w], with theta from transform(X) (a plug-in estimate on the documents themselves, not
-        scikit-learn's variational bound; higher is better)."""
-        ll, _ = self._log_likelihood(X, transform_options)
-        return ll
-
-    def perplexity(self, X, **transform_options):
-        """exp(-score(X) / tokens): lower is better."""
-        ll, tokens = self._log_likelihood(X, transform_options)
-        return float(np.exp(-ll / tokens))
-
-    def _log_likelihood(self, X, transform_options):
-        theta = self.transform(X, **transform_options)
-        lengths, words, _ = _tokens_of(X, self.vocabulary_ if isinstance(X, (list, tuple)) else None)
-        if words.size == 0:
-            raise ValueError("X has no tokens known to the model")
-        doc_of = np.repeat(np.arange(len(lengths)), lengths)
-        p = np.einsum("tk,kt->t", theta[doc_of], self.topic_word_[:, words])
-        return float(np.log(p).sum()), int(words.size)
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+            raise ValueError(f"seed = {seed!r}; it must be None (the model's) or an integer in 0 .. 2**63 - 1")
+        return iterations, burn_in, seed
 
     # ---- files ---------------------------------------------------------------------------------------------
     def save(self, path):
         """Writes the model into the directory `path`: checkpoint.bin (bfly-lda's checkpoint: resumable exactly,
-        by LDA.load or by bfly-lda --resume on the same corpus), corpus.npz (the training corpus in the
-        trainer's order) and model.json (the parameters and the vocabulary)."""
+        by LDA.load or by bfly-lda --resume on the same corpus), bfly-lda's outputs (phi.bin, vocab.txt,
+        topics.txt, theta.bin, documents.txt: the directory is a model for bfly-lda infer/evaluate --model),
+        corpus.npz (the training corpus in the trainer's order) and model.json (the parameters and the
+        vocabulary)."""
         self._check_fitted()
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         self._model.save_checkpoint(str(path / "checkpoint.bin"))
+        self._model.write_outputs(str(path), 10)  # also a bfly-lda model: bfly-lda infer/evaluate --model path
         np.savez(path / "corpus.npz", **self._corpus)
         settings = {"format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
                     "iterations": self.iterations, "seed": self.seed, "dtype": self.dtype,

@@ -1,8 +1,10 @@
 """bfly.sample: one or more categories per row of a 2-D weight array, on the GPU or the CPU.
 
 Arrays are taken as they are, without a copy: a NumPy array (or a PyTorch CPU tensor) runs the generated kernel
-on the CPU (bfly._cpu), a PyTorch or CuPy CUDA array runs it on the GPU on the caller's current stream. The draws
-come back as an int32 array of the caller's framework, on the weights' device.
+on the CPU (bfly._cpu), a PyTorch or CuPy CUDA array runs it on the GPU on the caller's current stream, and a JAX
+array (or any other object with __dlpack__ and __dlpack_device__) is received through DLPack and runs on bfly's
+stream of its device (python/src/dlpack.cpp says how the order is kept). The draws come back as an int32 array of
+the caller's framework, on the weights' device.
 """
 
 from __future__ import annotations
@@ -80,10 +82,29 @@ def _view(obj, name: str) -> _Array:
                                 f"{obj.dtype.name})")
             return _Array("numpy", obj, False, 0, obj.ctypes.data, obj.shape,
                           _element_strides(obj.strides, obj.itemsize), obj.dtype)
-    elif module in ("jax", "jaxlib"):
-        raise TypeError(f"{name} is a JAX array, which bfly.sample does not take yet; pass it through "
-                        "torch.from_dlpack or cupy.from_dlpack (no copy) and back with jax.dlpack.from_dlpack")
-    raise TypeError(f"{name} must be a NumPy array, a PyTorch tensor or a CuPy array, not {type(obj).__name__}")
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and not isinstance(obj, _bfly.DeviceDraws):
+        return _dlpack_view(obj, name, "jax" if module in ("jax", "jaxlib") else "dlpack")
+    raise TypeError(f"{name} must be a NumPy array, a PyTorch tensor, a CuPy or JAX array, or an array with "
+                    f"__dlpack__, not {type(obj).__name__}")
+
+
+_DL_CPU, _DL_CUDA = 1, 2  # DLPack device types
+
+
+def _dlpack_view(obj, name: str, framework: str) -> _Array:
+    """A JAX (or other DLPack) array: on the CPU as a NumPy view (np.from_dlpack, no copy); on a CUDA device
+    received with __dlpack__(stream=bfly's stream of that device), so that the stream waits until the producer's
+    data is ready (DLPack's stream contract; JAX inserts an event wait, no host block)."""
+    device_type, device_id = obj.__dlpack_device__()
+    if device_type == _DL_CPU:
+        host = np.from_dlpack(obj)
+        return _Array(framework, host, False, 0, host.ctypes.data, host.shape,
+                      _element_strides(host.strides, host.itemsize), host.dtype)
+    if device_type != _DL_CUDA:
+        raise ValueError(f"{name} is on DLPack device type {device_type}; bfly runs on CUDA devices and the CPU")
+    received = _bfly.DlpackArray(obj.__dlpack__(stream=_bfly.dlpack_stream(device_id)))
+    return _Array(framework, received, True, device_id, received.pointer, tuple(received.shape),
+                  tuple(received.strides), received.dtype)
 
 
 def _current_stream(array: _Array) -> int:
@@ -199,7 +220,9 @@ def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, 
     weights (float32, float64, float16 or bfloat16).
 
     - A NumPy array (or PyTorch CPU tensor) runs on the CPU; a PyTorch or CuPy CUDA array on its GPU, enqueued
-      on the caller's current stream without a copy and without waiting for it.
+      on the caller's current stream without a copy and without waiting for it. A JAX array (or any array with
+      __dlpack__) is taken through DLPack and, on a GPU, runs on bfly's stream of its device, ordered after the
+      weights and before the consumer of the draws by DLPack's stream contract (docs/PYTHON.md).
     - ``num_samples=None`` draws one category per row: shape (M,). An integer n draws n per row, with
       replacement: shape (M, n), like ``torch.multinomial(weights, n, replacement=True)``.
     - The draws are int32, in the weights' framework and on their device (or written into ``out``).
@@ -217,6 +240,8 @@ def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, 
     draws = 1 if num_samples is None else num_samples
     seed, offset = _seed_and_offset(seed, offset, draws)
     shape = (M,) if num_samples is None else (M, num_samples)
+    if w.framework in _DLPACK_FRAMEWORKS:
+        return _sample_dlpack(w, tag, M, K, ld, num_samples, seed, offset, out)
     result = _check_out(out, w, shape).obj if out is not None else None
     if M == 0:
         return result if result is not None else _empty_draws(w, shape)
@@ -248,6 +273,35 @@ def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, 
             device_guard.__exit__(None, None, None)
 
 
+_DLPACK_FRAMEWORKS = ("jax", "dlpack")
+
+
+def _sample_dlpack(w: _Array, tag: str, M: int, K: int, ld: int, num_samples, seed: int, offset: int, out):
+    """sample() for JAX and other DLPack weights (checked by sample): a JAX array back for JAX, for another
+    framework on the GPU a bfly._bfly.DeviceDraws (its from_dlpack takes it without a copy), on the CPU NumPy."""
+    if out is not None:
+        raise TypeError("out is not taken with JAX or other DLPack weights (JAX arrays are immutable); the draws "
+                        "are returned")
+    draws = 1 if num_samples is None else num_samples
+    jax_result = w.framework == "jax"
+    if not w.on_gpu or M == 0:  # the CPU: a NumPy view of the weights; the draws copied into a JAX array
+        host = sample(w.obj if not w.on_gpu else np.empty((0, K), np.float32), num_samples, seed=seed, offset=offset)
+        return sys.modules["jax"].numpy.asarray(host) if jax_result else host
+    # Draw d of row r at d * M + r (one launch per draw); JAX gets (draws, M) and transposes, other consumers a
+    # column-major (M, draws) view.
+    shape = [M] if num_samples is None else ([draws, M] if jax_result else [M, draws])
+    result = _bfly.DeviceDraws(w.device_index, shape, column_major=num_samples is not None and not jax_result)
+    stream = _bfly.dlpack_stream(w.device_index)
+    with _bfly.PrimaryContext(w.device_index):
+        for d in range(draws):
+            _launch(w, tag, M, K, ld, result.pointer + 4 * M * d, seed, offset + d, stream)
+        result.finish(stream, [w.obj])  # the event consumers wait for; the weights stay referenced until then
+    if not jax_result:
+        return result
+    jax_draws = sys.modules["jax"].dlpack.from_dlpack(result)
+    return jax_draws if num_samples is None else jax_draws.T
+
+
 def invalid_rows(draws):
     """The indices of the rows that `sample` could not draw from (returned as -1: a negative, NaN or infinite
     weight, or a zero total), as an int64 array of the draws' framework; ``len()`` of it counts them. Reading it
@@ -262,4 +316,6 @@ def invalid_rows(draws):
         return sys.modules["torch"].nonzero(bad).flatten()
     if d.framework == "cupy":
         return sys.modules["cupy"].flatnonzero(bad)
+    if d.framework == "jax":
+        return sys.modules["jax"].numpy.flatnonzero(bad)
     return np.flatnonzero(bad)

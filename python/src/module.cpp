@@ -5,14 +5,19 @@
 // Every function here takes plain values (pointers as integers, element types as tags): the Python layer checks
 // the arrays of each framework (shape, dtype, device, strides) and names the bad argument; bfly::Error from below
 // reaches Python as bfly.Error.
+#include "dlpack.hpp"
+
 #include "bfly/emit/cpu_launcher.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/error.hpp"
 #include "bfly/jit/driver.hpp"
 #include "bfly/jit/inspect.hpp"
 #include "bfly/lda/corpus.hpp"
+#include "bfly/lda/evaluation.hpp"
 #include "bfly/lda/generated_zstep.hpp"
 #include "bfly/lda/gpu_engine.hpp"
+#include "bfly/lda/gpu_inference.hpp"
+#include "bfly/lda/inference.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/lda/trainer.hpp"
 #include "bfly/ops/sampler.hpp"
@@ -138,6 +143,58 @@ KernelSpec sample_spec(int K, const std::string& type, std::optional<int> W, std
 
 // ---- LDA -----------------------------------------------------------------------------------------------------
 
+using DocOffsets = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using WordIds = nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+// Documents in CSR form (doc_offsets: D + 1 entries from 0; word ids in `vocab`), documents in the order given.
+bfly::lda::Corpus documents_of(DocOffsets doc_offsets, WordIds words, const std::vector<std::string>& vocab) {
+  bfly::lda::Corpus corpus;
+  corpus.doc_offsets.assign(doc_offsets.data(), doc_offsets.data() + doc_offsets.shape(0));
+  corpus.words.assign(words.data(), words.data() + words.shape(0));
+  corpus.vocab = vocab;
+  corpus.doc_ids.resize(static_cast<std::size_t>(corpus.num_docs()));
+  for (std::size_t m = 0; m < corpus.doc_ids.size(); ++m) corpus.doc_ids[m] = static_cast<std::int64_t>(m);
+  corpus.input_documents = corpus.num_docs();
+  corpus.check();
+  return corpus;
+}
+
+// The z-step of inference as bfly::lda::inference_zstep chooses it (topic_model.hpp): the GPU's when one is asked
+// for or can be used ("auto"), else the GPU's generated kernel on the CPU, here compiled at run time by
+// cpu_kernel_for(spec) instead of taken from bfly-lda's build-time table. `documents` are those the z-step sees
+// (the kernel's width follows their mean length).
+template <typename T>
+std::unique_ptr<bfly::lda::FixedPhiZStep<T>> inference_zstep(const bfly::lda::Model& model,
+                                                              const bfly::lda::Corpus& documents,
+                                                              const std::string& device, int threads,
+                                                              nb::object cpu_kernel_for) {
+  if (device != "auto" && device != "gpu" && device != "cpu")
+    throw bfly::Error(fmt::format("device = '{}'; it must be 'auto', 'gpu' or 'cpu'", device));
+  if (device == "gpu" || (device == "auto" && bfly::lda::gpu_available())) return bfly::lda::gpu_fixed_phi_zstep<T>();
+  const KernelSpec spec =
+      bfly::lda::gpu_z_spec<T>(model.topics(), {}, bfly::lda::mean_document_length(documents));
+  // The library stays loaded for the process (python/bfly/_cpu.py keeps it), so the z-step may point into it.
+  const auto* library = nb::cast<CpuKernelLibrary*>(cpu_kernel_for(spec));
+  return bfly::lda::with_fixed_phi<T>(std::make_unique<bfly::lda::GeneratedCpuZStep<T>>(library->compiled(), threads));
+}
+
+nb::ndarray<nb::numpy, double, nb::ndim<2>> matrix_to_numpy(std::vector<double> values, std::size_t rows,
+                                                           std::size_t cols) {
+  auto* owned = new std::vector<double>(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+  return nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), {rows, cols}, owner);
+}
+
+// T of a std::unique_ptr<bfly::lda::Trainer<T>>.
+template <typename TrainerPtr>
+struct TrainerElement;
+template <typename T>
+struct TrainerElement<std::unique_ptr<bfly::lda::Trainer<T>>> {
+  using type = T;
+};
+template <typename TrainerPtr>
+using ElementOf = typename TrainerElement<TrainerPtr>::type;
+
 // A trainer of element type float or double over a corpus it owns, with the engine chosen at construction.
 class LdaModel {
  public:
@@ -207,6 +264,76 @@ class LdaModel {
   }
   std::vector<std::int32_t> top_words(int k, int count) const {
     return std::visit([&](const auto& t) { return t->top_words(k, count); }, trainer_);
+  }
+  // Writes bfly-lda's outputs (topics.txt, theta.bin, phi.bin, documents.txt, vocab.txt) into `dir`, so that the
+  // directory is also a bfly-lda model (bfly-lda infer/evaluate, bfly::lda::load_model).
+  void write_outputs(const std::string& dir, int top_words) const {
+    std::visit([&](const auto& t) { t->write_outputs(dir, top_words); }, trainer_);
+  }
+
+  // bfly::lda::infer on the model as trained so far: theta (D x K, documents as given) and the z-step's name.
+  std::tuple<nb::ndarray<nb::numpy, double, nb::ndim<2>>, std::string> infer(
+      DocOffsets doc_offsets, WordIds words, int iterations, int burn_in, std::uint64_t seed, int threads,
+      const std::string& device, nb::object cpu_kernel_for) const {
+    const bfly::lda::Corpus documents = documents_of(doc_offsets, words, corpus_->vocab);
+    const bfly::lda::InferenceOptions options{iterations, burn_in, seed, threads};
+    bfly::lda::Inference inference = std::visit(
+        [&](const auto& t) {
+          using T = ElementOf<std::decay_t<decltype(t)>>;
+          const bfly::lda::Model model = bfly::lda::model_of(*t);
+          const auto zstep = inference_zstep<T>(model, documents, device, threads, cpu_kernel_for);
+          nb::gil_scoped_release unlocked;
+          return bfly::lda::infer_with<T>(model, documents, options, *zstep);
+        },
+        trainer_);
+    const auto D = static_cast<std::size_t>(documents.num_docs());
+    return {matrix_to_numpy(std::move(inference.theta), D, static_cast<std::size_t>(inference.topics)),
+            inference.engine};
+  }
+
+  // bfly::lda::evaluate: document completion on `heldout`, NPMI of the top `top_words` words over the reference
+  // documents. A dict of bfly::lda::Evaluation's fields.
+  nb::dict evaluate(DocOffsets heldout_offsets, WordIds heldout_words, DocOffsets reference_offsets,
+                    WordIds reference_words, int iterations, int burn_in, std::uint64_t seed, int threads,
+                    int top_words, const std::string& device, nb::object cpu_kernel_for) const {
+    const bfly::lda::Corpus heldout = documents_of(heldout_offsets, heldout_words, corpus_->vocab);
+    const bfly::lda::Corpus reference = documents_of(reference_offsets, reference_words, corpus_->vocab);
+    bfly::lda::EvaluationOptions options;
+    options.inference = {iterations, burn_in, seed, threads};
+    options.top_words = top_words;
+    const bfly::lda::Evaluation e = std::visit(
+        [&](const auto& t) {
+          using T = ElementOf<std::decay_t<decltype(t)>>;
+          const bfly::lda::Model model = bfly::lda::model_of(*t);
+          // As bfly::lda::evaluate: the kernel's width follows the observed halves, the documents it sees.
+          const auto zstep = inference_zstep<T>(model, bfly::lda::split_for_completion(heldout).observed, device,
+                                                threads, cpu_kernel_for);
+          nb::gil_scoped_release unlocked;
+          return bfly::lda::evaluate_with<T>(model, heldout, reference, options, *zstep);
+        },
+        trainer_);
+    nb::dict d;
+    d["documents"] = e.documents;
+    d["scored_tokens"] = e.scored_tokens;
+    d["log_likelihood"] = e.log_likelihood;
+    d["perplexity"] = e.perplexity;
+    d["top_words"] = e.top_words;
+    d["reference_documents"] = e.reference_documents;
+    d["topic_npmi"] = e.topic_npmi;
+    d["npmi"] = e.npmi;
+    d["seconds"] = e.seconds;
+    d["engine"] = e.engine;
+    return d;
+  }
+
+  // Each topic's NPMI coherence of its top `top_words` words over the reference documents (no inference).
+  std::vector<double> topic_npmi(DocOffsets reference_offsets, WordIds reference_words, int top_words) const {
+    const bfly::lda::Corpus reference = documents_of(reference_offsets, reference_words, corpus_->vocab);
+    return std::visit(
+        [&](const auto& t) {
+          return bfly::lda::topic_npmi(bfly::lda::top_words(bfly::lda::model_of(*t), top_words), reference);
+        },
+        trainer_);
   }
 
  private:
@@ -361,6 +488,8 @@ NB_MODULE(_bfly, m) {
                            std::chrono::duration<double>(done - start).count() / calls);
   });
 
+  bind_dlpack(m);  // JAX and other DLPack arrays on the GPU (dlpack.cpp)
+
   nb::class_<LdaModel>(m, "LdaModel")
       .def(nb::init<nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
                     nb::ndarray<const std::int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>,
@@ -377,5 +506,12 @@ NB_MODULE(_bfly, m) {
       .def("phi", &LdaModel::phi)
       .def("theta", &LdaModel::theta)
       .def("word_topic_counts", &LdaModel::word_topic_counts)
-      .def("top_words", &LdaModel::top_words);
+      .def("top_words", &LdaModel::top_words)
+      .def("write_outputs", &LdaModel::write_outputs, "dir"_a, "top_words"_a)
+      .def("infer", &LdaModel::infer, "doc_offsets"_a, "words"_a, "iterations"_a, "burn_in"_a, "seed"_a,
+           "threads"_a, "device"_a, "cpu_kernel_for"_a)
+      .def("evaluate", &LdaModel::evaluate, "heldout_offsets"_a, "heldout_words"_a, "reference_offsets"_a,
+           "reference_words"_a, "iterations"_a, "burn_in"_a, "seed"_a, "threads"_a, "top_words"_a, "device"_a,
+           "cpu_kernel_for"_a)
+      .def("topic_npmi", &LdaModel::topic_npmi, "reference_offsets"_a, "reference_words"_a, "top_words"_a);
 }

@@ -9,6 +9,9 @@ import tempfile
 
 _cache = tempfile.TemporaryDirectory(prefix="bfly-pytest-cache-")
 os.environ.setdefault("BFLY_CACHE_DIR", _cache.name)
+# The GPU tests share the device between PyTorch, CuPy, JAX and bfly: JAX allocates as it goes instead of taking
+# most of the memory up front.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, os.path.dirname(__file__))  # reference.py
 
 import pytest  # noqa: E402

@@ -1,5 +1,6 @@
 """bfly.sample on the GPU (marked gpu: skipped without a device and driver): PyTorch and CuPy arrays are taken
-without a copy, the kernel runs on the caller's current stream, and the GPU draws what the CPU draws."""
+without a copy, the kernel runs on the caller's current stream, and the GPU draws what the CPU draws; JAX arrays
+(and other DLPack arrays) are taken in place and ordered through DLPack's stream contract."""
 
 import numpy as np
 import pytest
@@ -128,3 +129,82 @@ def test_lda_trains_on_the_gpu():
     assert model.device_ == "gpu" and model.engine_.startswith("gpu")
     blocks = topic_of_block(model)
     assert np.mean(model.doc_topic_.argmax(axis=1) == np.array([blocks[t] for t in truth])) > 0.95
+
+
+@pytest.fixture(scope="module")
+def jax():
+    jax = pytest.importorskip("jax")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    return jax
+
+
+def test_jax_draws_equal_the_cpu_draws_without_copies(jax):
+    rng = np.random.default_rng()
+    host = random_weights(rng, 3000, 100)  # K = 100, f32: the CPU kernel of an earlier test
+    host[11] = 0
+    seed = int(rng.integers(2**63))
+    w = jax.device_put(host, jax.devices("gpu")[0])
+    draws = bfly.sample(w, seed=seed, offset=3)
+    assert isinstance(draws, jax.Array) and draws.dtype == jax.numpy.int32 and draws.shape == (3000,)
+    assert draws.devices() == w.devices()
+    assert np.array_equal(np.asarray(draws), bfly.sample(host, seed=seed, offset=3))
+    several = bfly.sample(w, 4, seed=seed)
+    assert several.shape == (3000, 4) and np.array_equal(np.asarray(several), bfly.sample(host, 4, seed=seed))
+    invalid = bfly.invalid_rows(draws)
+    assert isinstance(invalid, jax.Array) and invalid.tolist() == [11]
+    # The weights are read in place: the pointer bfly launches with is the JAX buffer's.
+    from bfly._sample import _view
+    assert _view(w, "weights").pointer == w.unsafe_buffer_pointer()
+    with pytest.raises(TypeError, match="out is not taken"):
+        bfly.sample(w, out=jax.numpy.zeros(3000, jax.numpy.int32))
+
+
+def test_jax_weights_and_draws_are_ordered(jax):
+    # The weights come out of a long JAX computation that is still running when bfly.sample is called (JAX
+    # dispatches asynchronously), and the draws go straight into JAX computations. bfly's stream waits for the
+    # weights (__dlpack__(stream=...)) and JAX's stream for the draws (the draws' __dlpack__); were either wait
+    # missing, the kernel would read unfinished weights or JAX unfinished draws, and they would differ from the
+    # CPU draws of the same weights.
+    jnp = jax.numpy
+    rng = np.random.default_rng()
+    seed = int(rng.integers(2**63))
+
+    @jax.jit
+    def slow_weights(x):
+        def body(_, a):
+            a = a @ x
+            return a / jnp.linalg.norm(a, axis=1, keepdims=True)
+        return jnp.abs(jax.lax.fori_loop(0, 400, body, x))[:, :100]
+
+    x = jnp.asarray(rng.standard_normal((4096, 4096)).astype(np.float32))
+    for _ in range(3):
+        w = slow_weights(x)
+        draws = bfly.sample(w, seed=seed)
+        shifted = draws + 1  # a JAX computation on the draws, enqueued at once
+        expected = bfly.sample(np.asarray(w), seed=seed)
+        assert np.array_equal(np.asarray(shifted), expected + 1)
+
+
+def test_other_dlpack_frameworks_get_draws_through_dlpack(torch):
+    class DlpackOnly:  # an array of a framework bfly does not know: only the DLPack protocol
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    rng = np.random.default_rng()
+    host = random_weights(rng, 2000, 100)
+    seed = int(rng.integers(2**63))
+    w = torch.from_numpy(host).cuda()
+    draws = bfly.sample(DlpackOnly(w), seed=seed)
+    assert draws.__dlpack_device__() == (2, w.get_device())
+    taken = torch.from_dlpack(draws)  # on torch's current stream, which waits for the kernel
+    assert taken.data_ptr() == draws.pointer and torch.equal(taken.cpu(), torch.from_numpy(bfly.sample(host, seed=seed)))
+    several = torch.from_dlpack(bfly.sample(DlpackOnly(w), 3, seed=seed))  # (M, 3), column-major
+    assert several.shape == (2000, 3) and several.stride() == (1, 2000)
+    assert np.array_equal(several.cpu().numpy(), bfly.sample(host, 3, seed=seed))

@@ -1,7 +1,12 @@
 """bfly.LDA on a small corpus drawn from known topics: the topics are found, documents get their topic, the
-model saves, loads and resumes exactly, and transform/score/perplexity behave on new documents."""
+model saves, loads and resumes exactly; transform recovers known mixtures, score is document completion (as
+bfly-lda evaluate computes it) and coherence is NPMI, each against a float64 reference."""
 
+import json
 import logging
+import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,20 +73,153 @@ def test_finds_the_known_topics(fitted):
     assert model.device_ in ("cpu", "gpu") and model.engine_.startswith(model.device_)
 
 
-def test_transform_score_and_perplexity_on_new_documents(fitted):
+def mixture_documents(rng, theta, length):
+    """Documents whose tokens take true topic t (word block t) with probability theta[m, t]."""
+    X = np.zeros((len(theta), TOPICS * WORDS_PER_TOPIC), dtype=np.int64)
+    for m, row in enumerate(theta):
+        topics = rng.choice(TOPICS, size=length, p=row)
+        np.add.at(X[m], topics * WORDS_PER_TOPIC + rng.integers(WORDS_PER_TOPIC, size=length), 1)
+    return X
+
+
+def test_transform_recovers_known_mixtures(fitted):
     model, _, _, _ = fitted
     rng = np.random.default_rng()
-    X, truth = known_topic_corpus(rng, 40)
+    truth = rng.dirichlet(np.ones(TOPICS), size=30)
+    X = mixture_documents(rng, truth, 400)
     blocks = topic_of_block(model)
-    theta = model.transform(X, iterations=30)
-    assert theta.shape == (40, TOPICS) and np.allclose(theta.sum(axis=1), 1)
-    assert np.mean(theta.argmax(axis=1) == np.array([blocks[t] for t in truth])) > 0.95
+    theta = model.transform(X, iterations=40, seed=int(rng.integers(2**31)))
+    assert theta.shape == (30, TOPICS) and np.allclose(theta.sum(axis=1), 1)
+    # Blocks of disjoint words: each token's topic is its block's, so theta is the blocks' shares of the 400 tokens
+    # (binomial spread about 0.025) pulled towards 1/K by alpha.
+    assert np.abs(theta[:, [blocks[t] for t in range(TOPICS)]] - truth).max() < 0.12
+    assert model.transform_engine_.startswith(model.device_)
+    # Reproducible by seed, the empty document uniform, token lists the same documents as rows of counts.
+    seed = int(rng.integers(2**31))
+    docs = [[model.vocabulary_[w] for w in np.repeat(np.arange(X.shape[1]), row)] for row in X[:5]] + [[]]
+    again = model.transform(docs, iterations=20, seed=seed)
+    assert np.array_equal(again[:5], model.transform(X[:5], iterations=20, seed=seed))
+    assert np.allclose(again[5], 1 / TOPICS)
+
+
+def halves(X):
+    """Document completion's split of count rows (tokens in column order): (observed, scored) token lists of the
+    documents with at least 2 tokens, as word ids."""
+    docs = [np.repeat(np.arange(X.shape[1]), row) for row in X]
+    docs = [d for d in docs if len(d) >= 2]
+    return [d[0::2] for d in docs], [d[1::2] for d in docs]
+
+
+def test_score_is_document_completion(fitted):
+    model, _, _, _ = fitted
+    rng = np.random.default_rng()
+    X, _ = known_topic_corpus(rng, 25)
+    X[3] = 0
+    X[4] = 0
+    X[4, 5] = 1  # one token: nothing to score
+    seed = int(rng.integers(2**31))
+    evaluation = model.evaluate(X, iterations=20, seed=seed)
+    observed, scored = halves(X)
+    assert evaluation["documents"] == 23 and evaluation["scored_tokens"] == sum(len(d) for d in scored)
+    # The same theta from transform on the observed halves, then the scored tokens' log-likelihood in float64.
+    theta = model.transform([[model.vocabulary_[w] for w in d] for d in observed], iterations=20, seed=seed)
+    phi = model._phi  # V x K, the model's topics as the C++ inference reads them
+    expected = sum(np.log(phi[d] @ theta[m]).sum() for m, d in enumerate(scored))
+    assert np.isclose(evaluation["log_likelihood"], expected, rtol=1e-12, atol=0)
+    assert model.score(X, iterations=20, seed=seed) == evaluation["log_likelihood"]
+    assert np.isclose(model.perplexity(X, iterations=20, seed=seed),
+                      np.exp(-expected / evaluation["scored_tokens"]), rtol=1e-12)
     # Words spread over all topics fit the model worse than documents of one topic.
     mixed = rng.integers(0, 5, size=X.shape)
     assert model.perplexity(X, iterations=10) < model.perplexity(mixed, iterations=10)
-    score = model.score(X, iterations=10, seed=3)
-    assert score < 0
-    assert np.isclose(model.perplexity(X, iterations=10, seed=3), np.exp(-score / X.sum()))
+
+
+def npmi_reference(topics, X):
+    """Each topic's mean NPMI over pairs of its words, document frequencies of the rows of X, in float64."""
+    present = X > 0
+    D = len(X)
+    values = []
+    for words in topics:
+        pairs = []
+        for i in range(len(words)):
+            for j in range(i + 1, len(words)):
+                both = np.sum(present[:, words[i]] & present[:, words[j]]) / D
+                if both == 0:
+                    pairs.append(-1.0)
+                elif both == 1:
+                    pairs.append(1.0)
+                else:
+                    pi, pj = present[:, words[i]].mean(), present[:, words[j]].mean()
+                    pairs.append(np.log(both / (pi * pj)) / -np.log(both))
+        values.append(np.mean(pairs))
+    return np.array(values)
+
+
+def test_coherence_is_npmi_of_the_top_words(fitted):
+    model, X_train, _, _ = fitted
+    rng = np.random.default_rng()
+    X, _ = known_topic_corpus(rng, 30, length=10)
+    n = 5
+    phi = model._phi
+    # Most probable first, ties to the smaller word id (as the C++ top_words).
+    topics = [sorted(range(phi.shape[0]), key=lambda w: (-phi[w, k], w))[:n] for k in range(TOPICS)]
+    per_topic = model.coherence(X, top_n=n, per_topic=True)
+    assert per_topic.shape == (TOPICS,)
+    assert np.allclose(per_topic, npmi_reference(topics, X), rtol=0, atol=1e-12)
+    assert np.isclose(model.coherence(X, top_n=n), per_topic.mean())
+    assert np.allclose(model.coherence(top_n=n, per_topic=True), npmi_reference(topics, X_train), atol=1e-12)
+    assert np.isclose(model.evaluate(X, iterations=4, top_n=n)["npmi"], per_topic.mean())
+
+
+def test_score_equals_bfly_lda_evaluate(tmp_path):
+    """The Python model saved is a bfly-lda model; `bfly-lda evaluate` on the same documents gives the same
+    score. Needs the bfly-lda of the C++ build (BFLY_LDA, else build/tools/bfly-lda/bfly-lda of this checkout)."""
+    lda_tool = os.environ.get("BFLY_LDA") or str(Path(__file__).resolve().parents[2] / "build/tools/bfly-lda/bfly-lda")
+    if not os.access(lda_tool, os.X_OK):
+        pytest.skip(f"no bfly-lda at {lda_tool} (set BFLY_LDA)")
+    rng = np.random.default_rng()
+    K = 16  # bfly-lda's CPU build holds the generated z-step kernel of K = 16, f32, so it runs what bfly.LDA runs
+    X, _ = known_topic_corpus(rng, 40)
+    model = bfly.LDA(K, iterations=5, seed=int(rng.integers(2**31)), device="cpu").fit(X)
+    model.save(tmp_path / "model")
+    held, _ = known_topic_corpus(rng, 12)
+    rows, cols = np.nonzero(held)  # row-major: tokens of a document in word order, as X's rows expand
+    (tmp_path / "docword.txt").write_text(f"{len(held)}\n{held.shape[1]}\n{len(rows)}\n" + "".join(
+        f"{r + 1} {c + 1} {held[r, c]}\n" for r, c in zip(rows, cols)))
+    (tmp_path / "vocab.txt").write_text("".join(f"{w}\n" for w in model.vocabulary_))
+    seed = int(rng.integers(2**31))
+    subprocess.run([lda_tool, "evaluate", "--model", str(tmp_path / "model"), "--docword", str(tmp_path / "docword.txt"),
+                    "--vocab", str(tmp_path / "vocab.txt"), "--iterations", "12", "--seed", str(seed), "--device",
+                    "cpu", "--cpu-zstep", "generated", "--out", str(tmp_path / "eval")], check=True, capture_output=True)
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    evaluation = model.evaluate(held, iterations=12, seed=seed)
+    assert metrics["inference_engine"] == evaluation["engine"]
+    assert metrics["scored_tokens"] == evaluation["scored_tokens"]
+    assert metrics["heldout_log_likelihood"] == evaluation["log_likelihood"]
+    assert metrics["heldout_perplexity"] == evaluation["perplexity"]
+    assert np.isclose(metrics["npmi"], evaluation["npmi"], rtol=0, atol=1e-15)
+
+
+def test_inference_errors(fitted):
+    model, X, _, _ = fitted
+    with pytest.raises(ValueError, match="columns"):
+        model.transform(X[:, :5])
+    with pytest.raises(ValueError, match="iterations"):
+        model.transform(X, iterations=0)
+    with pytest.raises(ValueError, match="burn_in"):
+        model.transform(X, iterations=10, burn_in=10)
+    with pytest.raises(ValueError, match="seed"):
+        model.score(X, seed=-1)
+    with pytest.raises(ValueError, match="top_n"):
+        model.coherence(top_n=1)
+    with pytest.raises(ValueError, match="2 or more tokens"):
+        model.score([["0"], ["1"], []])
+    with pytest.raises(TypeError, match="token lists"):
+        model.transform(["0 1 2"])
+    with pytest.raises(TypeError, match="X must be"):
+        model.transform("0 1 2")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        bfly.LDA(3).transform(X)
 
 
 def test_token_lists_and_logging(caplog):

@@ -164,3 +164,48 @@ def test_torch_cpu_tensors_return_torch():
     expected, margin = reference.draws(bf16.float().numpy(), 9, 0)
     different = bfly.sample(bf16, seed=9).numpy() != expected
     assert np.all(margin[different] < 1e-4)
+
+
+class DlpackOnly:
+    """An array of some other framework: nothing but the DLPack protocol (here over a NumPy array)."""
+
+    def __init__(self, array, device=None):
+        self.array, self.device = array, device
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.device or self.array.__dlpack_device__()
+
+
+def test_dlpack_arrays_on_the_cpu():
+    rng = np.random.default_rng()
+    w = random_weights(rng, 300, 37, np.float64)  # K and type of an earlier test: no new CPU kernel to compile
+    w[7] = 0
+    seed = int(rng.integers(2**63))
+    draws = bfly.sample(DlpackOnly(w), seed=seed)  # read in place through DLPack; NumPy draws come back
+    assert isinstance(draws, np.ndarray) and np.array_equal(draws, bfly.sample(w, seed=seed))
+    assert np.array_equal(bfly.sample(DlpackOnly(w), 3, seed=seed), bfly.sample(w, 3, seed=seed))
+    assert bfly.invalid_rows(draws).tolist() == [7]
+    with pytest.raises(ValueError, match="weights is on DLPack device type 8"):
+        bfly.sample(DlpackOnly(w, (8, 0)))
+    with pytest.raises(TypeError, match="out is not taken"):
+        bfly.sample(DlpackOnly(w), out=np.empty(300, np.int32))
+    with pytest.raises(ValueError, match="weights must be 2-D"):
+        bfly.sample(DlpackOnly(w[0]))
+
+
+def test_jax_cpu_arrays_return_jax():
+    jax = pytest.importorskip("jax")
+    rng = np.random.default_rng()
+    w = random_weights(rng, 300, 100, np.float32)
+    w[5, 2] = -1
+    seed = int(rng.integers(2**63))
+    draws = bfly.sample(jax.numpy.asarray(w), seed=seed, offset=4)
+    assert isinstance(draws, jax.Array) and draws.dtype == jax.numpy.int32 and draws.shape == (300,)
+    assert np.array_equal(np.asarray(draws), bfly.sample(w, seed=seed, offset=4))
+    several = bfly.sample(jax.numpy.asarray(w), 2, seed=seed)
+    assert several.shape == (300, 2) and np.array_equal(np.asarray(several), bfly.sample(w, 2, seed=seed))
+    invalid = bfly.invalid_rows(draws)
+    assert isinstance(invalid, jax.Array) and invalid.tolist() == [5]
