@@ -63,7 +63,7 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
   }
   EXPECT_NE(thrown([] { family("nope"); })
                 .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
-                      "lda_z, lda_z_doc, lda_alg1, lda_alg4"),
+                      "sample_split, sample_small, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
             std::string::npos);
 }
 
