@@ -212,7 +212,7 @@ def _launch(w: _Array, tag: str, M: int, K: int, ld: int, out_pointer: int, seed
     if w.on_gpu:
         _bfly.sample_device(w.pointer, tag, M, K, ld, out_pointer, seed, iteration, stream)
     else:
-        _cpu.kernel(_bfly.sample_spec(K, tag)).sample(w.pointer, M, ld, out_pointer, seed, iteration, 0)
+        _cpu.kernel(_bfly.sample_spec(K, tag, M=M)).sample(w.pointer, M, ld, out_pointer, seed, iteration, 0)
 
 
 def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, out=None):

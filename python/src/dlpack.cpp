@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 

@@ -101,10 +101,22 @@ class CpuKernelLibrary {
   // Draws one category per row of host `weights` into host `out` (sample kernels only).
   void sample(std::uintptr_t weights, long long M, long long ld, std::uintptr_t out, std::uint64_t seed,
               std::uint32_t iteration, long long workers) const {
-    if (spec_.operation != bfly::gen::Operation::sample)
+    using bfly::gen::Operation;
+    if (spec_.operation != Operation::sample && spec_.operation != Operation::sample_small &&
+        spec_.operation != Operation::sample_split)
       throw bfly::Error(fmt::format("{} is not a sampling kernel", name_));
-    bfly::gen::PackedArgs args = bfly::rt::sample_arguments(spec_, reinterpret_cast<const void*>(weights), M, ld,
-                                                            reinterpret_cast<int*>(out), seed, iteration);
+    // sample_split's scratch, as the Sampler keeps it on the GPU: a level-1 total per part of each row (in the
+    // accumulator type) and an arrival counter per row, zero before the launch.
+    std::vector<unsigned char> part_totals;
+    std::vector<unsigned long long> arrivals;
+    if (spec_.operation == Operation::sample_split) {
+      const auto parts = static_cast<std::size_t>(M) * bfly::gen::launch_geometry(spec_).parts_per_row;
+      part_totals.resize(parts * bfly::gen::size_of(bfly::gen::accumulator_of(spec_.type)));
+      arrivals.assign(static_cast<std::size_t>(M), 0ull);
+    }
+    bfly::gen::PackedArgs args = bfly::rt::sample_arguments(
+        spec_, reinterpret_cast<const void*>(weights), M, ld, reinterpret_cast<int*>(out), seed, iteration,
+        part_totals.empty() ? nullptr : part_totals.data(), arrivals.empty() ? nullptr : arrivals.data());
     nb::gil_scoped_release unlocked;
     bfly::cpu::run(kernel_.kernel, args, workers);
   }
@@ -131,14 +143,14 @@ bfly::rt::Sampler& thread_sampler() {
 ElementType parse_type(const std::string& tag) { return bfly::gen::parse_element_type(tag); }
 
 KernelSpec sample_spec(int K, const std::string& type, std::optional<int> W, std::optional<std::string> variant,
-                       std::optional<int> R) {
+                       std::optional<int> R, long long M) {
   bfly::gen::SampleChoice forced;
   forced.W = W;
   forced.R = R;
   if (variant) forced.variant = bfly::gen::parse_variant(*variant);
   if (K < 1 || K > KernelSpec::kMaxK)
     throw bfly::Error(fmt::format("K = {} is out of range; K must be in 1 .. {}", K, KernelSpec::kMaxK));
-  return bfly::gen::choose_sample_spec(K, parse_type(type), forced);
+  return bfly::gen::choose_sample_spec(K, parse_type(type), forced, M);  // M rows: the Sampler's choice too
 }
 
 // ---- LDA -----------------------------------------------------------------------------------------------------
@@ -407,7 +419,7 @@ NB_MODULE(_bfly, m) {
       .def("__repr__", [](const KernelSpec& s) { return fmt::format("KernelSpec({})", bfly::gen::describe(s)); });
 
   m.def("sample_spec", &sample_spec, "K"_a, "type"_a, "W"_a = nb::none(), "variant"_a = nb::none(),
-        "R"_a = nb::none());
+        "R"_a = nb::none(), "M"_a = 0);
   m.def("parse_kernel_name", [](const std::string& name) {
     KernelSpec spec = bfly::gen::parse_kernel_name(name);
     spec.validate();
