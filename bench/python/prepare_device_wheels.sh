@@ -3,7 +3,8 @@
 #   bash bench/python/prepare_device_wheels.sh
 # The GPU machine has PyTorch, CuPy and NumPy for its Python 3.12 but cannot reach PyPI. This builds the bfly wheel
 # for CPython 3.12 here (pip wheel ., with pyenv's or PYTHON312's interpreter; ccache makes rebuilds quick) and
-# downloads pytest and its dependencies as wheels, all into .whl/ (git-ignored), which the device call carries.
+# puts it into .whl/ (git-ignored), which the device call carries. pytest is not carried: the device's own pytest
+# (with its plugins, such as pytest-timeout) is newer, and an older copy on PYTHONPATH breaks their hooks.
 # About 2 MB.
 set -euo pipefail
 root=$(pwd)
@@ -14,7 +15,5 @@ source scripts/cuda-env.sh
 mkdir -p .whl
 rm -f .whl/bfly-*.whl .whl/pytest-*.whl .whl/pluggy-*.whl .whl/iniconfig-*.whl
 "$python312" -m pip wheel --no-deps -w .whl -C build-dir=build-python312 .
-"$python312" -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  --platform manylinux2014_x86_64 -d .whl "pytest==8.3.5" "pluggy==1.5.0" "iniconfig==2.0.0"
 ls -la .whl
 echo "carry \".whl\" in the device call (bench/python/run_on_device.sh)"

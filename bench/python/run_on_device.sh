@@ -2,7 +2,7 @@
 # The one command for the GPU machine, from the repository root, after bench/python/prepare_device_wheels.sh here
 # (carry ".whl"):
 #   bash bench/python/run_on_device.sh
-# 1. installs the bfly wheel and pytest from .whl/ into /tmp/site (the machine's PyTorch, CuPy and NumPy stay);
+# 1. installs the bfly wheel from .whl/ into a fresh /tmp/site (pytest is the machine's own) (the machine's PyTorch, CuPy and NumPy stay);
 # 2. runs the Python tests, the GPU ones included (python/tests; the log: $OUT/python-tests.log);
 # 3. runs bench/python/bench_sample.py (bfly.sample against torch.multinomial and torch.distributions.Categorical,
 #    and the per-call overhead against C++), writing its CSV and log to $OUT.
@@ -12,6 +12,7 @@ root=$(pwd)
 out=${OUT:-$root/bench/results}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # libnvrtc
+rm -rf /tmp/site
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
