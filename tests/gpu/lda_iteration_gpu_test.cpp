@@ -31,7 +31,7 @@ Corpus random_corpus(std::int64_t docs, int vocab, int max_length, std::uint32_t
 
 template <typename T>
 bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);  // no memcmp of null
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 // `asymmetric`: alpha_k drawn in [0.01, 2) per topic, set on the engine after a first estimate with the symmetric

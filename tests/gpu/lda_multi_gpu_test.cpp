@@ -78,7 +78,7 @@ std::unique_ptr<bfly::lda::IterationEngine<T>> ranks_on_one_gpu(int ranks, const
 
 template <typename V>
 bool same_bytes(const std::vector<V>& a, const std::vector<V>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0);  // no memcmp of null
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0);
 }
 
 template <typename T>

@@ -21,7 +21,7 @@ using namespace bfly::lda::test;
 
 template <typename T>
 bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);  // no memcmp of null
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 bfly::lda::TrainerOptions options_for(Estimate estimate) {

@@ -47,7 +47,7 @@ std::unique_ptr<bfly::lda::IterationEngine<T>> sharded(int ranks, bool concurren
 
 template <typename V>
 bool same_bytes(const std::vector<V>& a, const std::vector<V>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0);  // no memcmp of null
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(V)) == 0);
 }
 
 template <typename T>
