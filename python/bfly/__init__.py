@@ -1,7 +1,8 @@
 """bfly: draw categories from many discrete distributions at once with generated butterfly-table kernels
 (Steele & Tristan), on the GPU (NVRTC, compiled at run time) or the CPU, and train LDA topic models.
 
-    bfly.sample(weights, num_samples=None, *, seed=None, offset=0, out=None)   draws per row
+    bfly.sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, out=None)   draws per row
+    bfly.sample_logits(logits, num_samples=None, *, temperature=1.0, ...)                       from softmax(x / T)
     bfly.invalid_rows(draws)                                                 rows that could not be drawn
     bfly.LDA(n_topics, alpha=0.1, beta=0.01, ...)                           LDA in scikit-learn style
     bfly.generate / bfly.show / bfly.inspect                                 the generated kernels
@@ -14,7 +15,7 @@ from ._bfly import Error, KernelSpec
 from ._bfly import version as _version
 from ._codegen import CompileReport, GeneratedSource, generate, inspect, show, spec
 from ._lda import LDA
-from ._sample import invalid_rows, sample
+from ._sample import invalid_rows, sample, sample_logits
 
 __version__ = _version()
 
@@ -24,6 +25,5 @@ def gpu_available() -> tuple[bool, str]:
     return _bfly.gpu_available()
 
 
-
 __all__ = ["Error", "KernelSpec", "CompileReport", "GeneratedSource", "LDA", "generate", "gpu_available",
-           "inspect", "invalid_rows", "sample", "show", "spec"]
+           "inspect", "invalid_rows", "sample", "sample_logits", "show", "spec"]

@@ -9,15 +9,11 @@ the caller's framework, on the weights' device.
 
 from __future__ import annotations
 
-import secrets
 import sys
 
 import numpy as np
 
 from . import _bfly, _cpu
-
-_MAX_ITERATION = 2**32 - 1
-_MAX_SEED = 2**64 - 1
 
 _TYPE_NAMES = "float32, float64, float16 or bfloat16"
 _DTYPE_TAGS: dict = {}  # framework dtype object -> "f32", "f64", "f16", "bf16" or "i32" (the draws' type)
@@ -107,31 +103,6 @@ def _dlpack_view(obj, name: str, framework: str) -> _Array:
                   tuple(received.strides), received.dtype)
 
 
-def _current_stream(array: _Array) -> int:
-    """The caller's current stream on the array's device, as a CUstream integer."""
-    if array.framework == "torch":
-        torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what current_stream().cuda_stream returns
-        if raw is not None:
-            return raw(array.device_index)
-        return torch.cuda.current_stream(array.device_index).cuda_stream
-    return sys.modules["cupy"].cuda.get_current_stream().ptr
-
-
-def _device_guard(array: _Array):
-    """A context that makes the array's device current (its primary context is where bfly launches), or None
-    when it is current already."""
-    if array.framework == "torch":
-        torch = sys.modules["torch"]
-        if torch.cuda.current_device() == array.device_index:
-            return None
-        return torch.cuda.device(array.device_index)
-    cupy = sys.modules["cupy"]
-    if cupy.cuda.runtime.getDevice() == array.device_index:
-        return None
-    return cupy.cuda.Device(array.device_index)
-
-
 def _empty_draws(like: _Array, shape):
     if like.framework == "numpy":
         return np.empty(shape, dtype=np.int32)
@@ -152,39 +123,11 @@ def _pointer(draws) -> int:
     return draws.data.ptr
 
 
-def _check_weights(weights) -> tuple[_Array, str, int, int, int]:
-    """(array, type tag, M, K, ld) of valid weights; ValueError/TypeError naming `weights` otherwise."""
-    w = _view(weights, "weights")
-    if len(w.shape) != 2:
-        raise ValueError(f"weights must be 2-D (M rows of K weights), but it has shape {tuple(w.shape)}; "
-                         "for one distribution pass weights[None, :]")
-    tag = w.tag
-    if tag is None or tag == "i32":
-        raise TypeError(f"weights has dtype {w.dtype}; bfly.sample takes {_TYPE_NAMES} weights")
-    M, K = (int(n) for n in w.shape)
-    if K < 1 or K > _bfly.max_categories():
-        raise ValueError(f"weights has K = {K} columns; K must be in 1 .. {_bfly.max_categories()}")
-    row_stride, column_stride = w.strides
-    if M == 0:
-        return w, tag, M, K, K
-    if K > 1 and column_stride != 1:
-        raise ValueError(f"weights must have its rows' elements contiguous (column stride 1), but its strides are "
-                         f"{w.strides} elements; pass a contiguous copy (e.g. .contiguous() or np.ascontiguousarray)")
-    ld = K if M <= 1 else row_stride
-    if ld is None or ld < K:
-        raise ValueError(f"weights has a row stride of {row_stride} elements, less than its K = {K} columns (rows "
-                         "must not overlap or run backwards); pass a contiguous copy")
-    if w.pointer % _bfly.element_size(tag) != 0:
-        raise ValueError(f"weights' data at {w.pointer:#x} is not aligned to its {_bfly.element_size(tag)}-byte "
-                         "elements")
-    return w, tag, M, K, ld
-
-
 def _check_out(out, like: _Array, shape) -> _Array:
     o = _view(out, "out")
     if o.framework != like.framework or o.on_gpu != like.on_gpu or o.device_index != like.device_index:
-        raise ValueError(f"out is a {o.framework} array on {o.device}, but weights is a {like.framework} array on "
-                         f"{like.device}; out must be of the same framework and on the same device")
+        raise ValueError(f"out is a {o.framework} array on {o.device}, but the input is a {like.framework} array "
+                         f"on {like.device}; out must be of the same framework and on the same device")
     if o.tag != "i32":
         raise TypeError(f"out has dtype {o.dtype}; it must be int32")
     if o.framework == "numpy" and not o.obj.flags.writeable:
@@ -197,109 +140,155 @@ def _check_out(out, like: _Array, shape) -> _Array:
     return o
 
 
-def _seed_and_offset(seed, offset, draws: int) -> tuple[int, int]:
-    if seed is None:
-        seed = secrets.randbits(64)
-    elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= _MAX_SEED:
-        raise ValueError(f"seed = {seed!r}; it must be None or an integer in 0 .. 2**64 - 1")
-    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= _MAX_ITERATION - (draws - 1):
-        raise ValueError(f"offset = {offset!r}; it must be an integer in 0 .. 2**32 - {draws} "
-                         f"(draw d of a row uses Philox iteration offset + d)")
-    return seed, offset
+_TYPE_INDEX = {tag: i for i, tag in enumerate(_bfly.element_type_tags())}  # "f32" -> bfly's element type index
+_TYPE_INDICES: dict = {}  # framework dtype object -> that index, or None for a dtype bfly does not take
 
 
-def _launch(w: _Array, tag: str, M: int, K: int, ld: int, out_pointer: int, seed: int, iteration: int, stream: int):
-    if w.on_gpu:
-        _bfly.sample_device(w.pointer, tag, M, K, ld, out_pointer, seed, iteration, stream)
-    else:
-        _cpu.kernel(_bfly.sample_spec(K, tag, M=M)).sample(w.pointer, M, ld, out_pointer, seed, iteration, 0)
+def _type_index(dtype, name: str, logits: bool) -> int:
+    """bfly's index of a framework's dtype; TypeError naming the argument for any other dtype."""
+    index = _TYPE_INDICES.get(dtype)
+    if index is None:
+        index = _TYPE_INDICES[dtype] = _TYPE_INDEX.get(_dtype_tag(dtype))
+        if index is None:
+            takes = "float32, float16 or bfloat16" if logits else _TYPE_NAMES
+            raise TypeError(f"{name} has dtype {dtype}; bfly.sample{'_logits' if logits else ''} takes {takes} "
+                            f"{name}")
+    return index
+
+
+def _check_num_samples(num_samples):
+    if num_samples is not None and (type(num_samples) is not int or num_samples < 1):
+        raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
+
+
+def _draws_shape(shape, num_samples, name: str):
+    """The draws' shape for an input of `shape`: (M,) for num_samples=None, else (M, num_samples)."""
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D (M rows of K {name}), but it has shape {tuple(shape)}; for one "
+                         f"distribution pass {name}[None, :]")
+    return (int(shape[0]),) if num_samples is None else (int(shape[0]), num_samples)
+
+
+_TORCH_TENSOR = None  # torch.Tensor once torch is imported
+
+
+def _draw(x, num_samples, replacement, logits, temperature, seed, offset, out):
+    """bfly.sample (logits=False) and bfly.sample_logits (logits=True). The hot path, a PyTorch CUDA tensor, reads
+    the tensor's attributes, allocates the draws and makes one call to the compiled module, which checks the rest,
+    finds the loaded kernel and enqueues it on torch's current stream of the tensor's device."""
+    global _TORCH_TENSOR
+    _check_num_samples(num_samples)
+    name = "logits" if logits else "weights"
+    if _TORCH_TENSOR is None and "torch" in sys.modules:
+        _TORCH_TENSOR = sys.modules["torch"].Tensor
+    if _TORCH_TENSOR is not None and isinstance(x, _TORCH_TENSOR) and x.is_cuda:
+        index = _type_index(x.dtype, name, logits)
+        device = x.get_device()
+        shape = x.shape
+        draws_shape = _draws_shape(shape, num_samples, name)
+        if out is None:
+            result = x.new_empty(draws_shape, dtype=_torch_int32())
+        else:
+            result = _check_out(out, _Array("torch", x, True, device, 0, shape, (), x.dtype), draws_shape).obj
+        _bfly.sample_gpu(index, x.data_ptr(), shape, x.stride(), False, device, result.data_ptr(), num_samples,
+                         replacement, logits, temperature, seed, offset, _torch_current_stream(device))
+        return result
+
+    w = _view(x, name)
+    if w.framework in _DLPACK_FRAMEWORKS:
+        return _draw_dlpack(w, num_samples, replacement, logits, temperature, seed, offset, out)
+    index = _type_index(w.dtype, name, logits)
+    draws_shape = _draws_shape(w.shape, num_samples, name)
+    result = _check_out(out, w, draws_shape).obj if out is not None else None
+    # NumPy and CuPy give strides in bytes, PyTorch and DLPack (bfly._bfly.DlpackArray) in elements.
+    strides, in_bytes = (w.obj.strides, True) if w.framework in ("numpy", "cupy") else (w.strides, False)
+    if not w.on_gpu:
+        call = _bfly.check_call(index, w.pointer, w.shape, strides, in_bytes, num_samples, replacement, logits,
+                                temperature, seed, offset)
+        if result is None:
+            result = _empty_draws(w, draws_shape)
+        if call.M > 0:
+            _cpu.kernel(call.spec).run(call, _pointer(result), 0)
+        return result
+    # CuPy: its current stream is that of the current device, so the array's device is made current first.
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(w.device_index):
+        if result is None:
+            result = cupy.empty(draws_shape, dtype=cupy.int32)
+        _bfly.sample_gpu(index, w.pointer, w.shape, strides, in_bytes, w.device_index, _pointer(result),
+                         num_samples, replacement, logits, temperature, seed, offset,
+                         cupy.cuda.get_current_stream().ptr)
+    return result
+
+
+def _torch_int32():
+    return sys.modules["torch"].int32
+
+
+def _torch_current_stream(device: int) -> int:
+    """torch's current stream on `device` as a CUstream integer, without building a torch.cuda.Stream."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what current_stream().cuda_stream returns
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, out=None):
     """Draws categories from each row of `weights`, a 2-D array of M rows of K non-negative, unnormalised
-    weights (float32, float64, float16 or bfloat16).
+    weights (float32, float64, float16 or bfloat16), as ``torch.multinomial`` does.
 
     - A NumPy array (or PyTorch CPU tensor) runs on the CPU; a PyTorch or CuPy CUDA array on its GPU, enqueued
       on the caller's current stream without a copy and without waiting for it. A JAX array (or any array with
       __dlpack__) is taken through DLPack and, on a GPU, runs on bfly's stream of its device, ordered after the
       weights and before the consumer of the draws by DLPack's stream contract (docs/PYTHON.md).
-    - ``num_samples=None`` draws one category per row: shape (M,). An integer n draws n per row, with
-      replacement: shape (M, n), like ``torch.multinomial(weights, n, replacement=True)``.
+    - ``num_samples=None`` draws one category per row: shape (M,). An integer n draws n per row: shape (M, n),
+      like ``torch.multinomial(weights, n, replacement)``. With ``replacement=True`` the n draws are independent
+      (n up to 2**24); with ``replacement=False`` they are n distinct categories, each drawn from the weights of the
+      categories not drawn before (n up to min(K, 64)); a row with fewer than n positive weights draws each of them
+      once and -1 for the rest.
     - The draws are int32, in the weights' framework and on their device (or written into ``out``).
-    - Draw d of row r depends only on (seed, offset + d, r, the row's weights): not on M, the device (CPU and GPU
-      draw the same categories) or the stream. ``seed=None`` takes a fresh random seed.
+    - Draw d of row r depends only on (seed, offset, r, d, the row's weights): not on M, the device (CPU and GPU
+      draw the same categories) or the stream. ``seed=None`` takes a fresh random seed; a new ``offset`` draws
+      again with fresh uniforms.
     - Rows with a negative, NaN or infinite weight, or a zero total, come back as -1: ``bfly.invalid_rows(draws)``.
     """
-    w, tag, M, K, ld = _check_weights(weights)
-    if num_samples is not None and (not isinstance(num_samples, int) or isinstance(num_samples, bool)
-                                    or num_samples < 1):
-        raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
-    if not replacement:
-        raise NotImplementedError("bfly.sample(replacement=False): drawing without replacement is not implemented "
-                                  "yet; draws with replacement are (replacement=True)")
-    draws = 1 if num_samples is None else num_samples
-    seed, offset = _seed_and_offset(seed, offset, draws)
-    shape = (M,) if num_samples is None else (M, num_samples)
-    if w.framework in _DLPACK_FRAMEWORKS:
-        return _sample_dlpack(w, tag, M, K, ld, num_samples, seed, offset, out)
-    result = _check_out(out, w, shape).obj if out is not None else None
-    if M == 0:
-        return result if result is not None else _empty_draws(w, shape)
+    return _draw(weights, num_samples, replacement, False, 1.0, seed, offset, out)
 
-    device_guard = _device_guard(w) if w.on_gpu else None
-    if device_guard is not None:
-        device_guard.__enter__()
-    try:
-        stream = _current_stream(w) if w.on_gpu else 0
-        if draws == 1:
-            target = result if result is not None else _empty_draws(w, shape)
-            _launch(w, tag, M, K, ld, _pointer(target), seed, offset, stream)
-            return target
-        # Draw d goes to row d of a (draws, M) buffer (the kernel writes one contiguous int per row), then the
-        # buffer is transposed into the (M, draws) result.
-        buffer = _empty_draws(w, (draws, M))
-        base = _pointer(buffer)
-        for d in range(draws):
-            _launch(w, tag, M, K, ld, base + 4 * M * d, seed, offset + d, stream)
-        if result is None:
-            result = _empty_draws(w, shape)
-        if w.framework == "torch":
-            result.copy_(buffer.t())
-        else:
-            result[...] = buffer.T
-        return result
-    finally:
-        if device_guard is not None:
-            device_guard.__exit__(None, None, None)
+
+def sample_logits(logits, num_samples=None, *, temperature=1.0, replacement=True, seed=None, offset=0, out=None):
+    """Draws categories from softmax(logits / temperature) of each row of `logits`, a 2-D array of M rows of K
+    float32, float16 or bfloat16 logits, without forming the probabilities: what
+    ``bfly.sample(softmax(logits / temperature), ...)`` draws, in one pass over the logits. A -inf logit is never
+    drawn; a row with a NaN or +inf, or with every logit -inf, comes back as -1. ``temperature`` must be positive
+    and finite. Everything else is as for :func:`sample`; one draw per row (``num_samples=None``) is the n = 1 draw.
+    """
+    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
+        raise ValueError(f"temperature = {temperature!r}; it must be a positive, finite number")
+    return _draw(logits, num_samples, replacement, True, float(temperature), seed, offset, out)
 
 
 _DLPACK_FRAMEWORKS = ("jax", "dlpack")
 
 
-def _sample_dlpack(w: _Array, tag: str, M: int, K: int, ld: int, num_samples, seed: int, offset: int, out):
-    """sample() for JAX and other DLPack weights (checked by sample): a JAX array back for JAX, for another
-    framework on the GPU a bfly._bfly.DeviceDraws (its from_dlpack takes it without a copy), on the CPU NumPy."""
+def _draw_dlpack(w: _Array, num_samples, replacement, logits, temperature, seed, offset, out):
+    """_draw for JAX and other DLPack arrays (read by _view): a JAX array back for JAX, for another framework on
+    the GPU a bfly._bfly.DeviceDraws (its from_dlpack takes it without a copy), on the CPU NumPy."""
     if out is not None:
-        raise TypeError("out is not taken with JAX or other DLPack weights (JAX arrays are immutable); the draws "
+        raise TypeError("out is not taken with JAX or other DLPack arrays (JAX arrays are immutable); the draws "
                         "are returned")
-    draws = 1 if num_samples is None else num_samples
     jax_result = w.framework == "jax"
-    if not w.on_gpu or M == 0:  # the CPU: a NumPy view of the weights; the draws copied into a JAX array
-        host = sample(w.obj if not w.on_gpu else np.empty((0, K), np.float32), num_samples, seed=seed, offset=offset)
+    if not w.on_gpu:  # the CPU: a NumPy view of the input; the draws copied into a JAX array
+        host = _draw(w.obj, num_samples, replacement, logits, temperature, seed, offset, None)
         return sys.modules["jax"].numpy.asarray(host) if jax_result else host
-    # Draw d of row r at d * M + r (one launch per draw); JAX gets (draws, M) and transposes, other consumers a
-    # column-major (M, draws) view.
-    shape = [M] if num_samples is None else ([draws, M] if jax_result else [M, draws])
-    result = _bfly.DeviceDraws(w.device_index, shape, column_major=num_samples is not None and not jax_result)
+    name = "logits" if logits else "weights"
+    index = _type_index(w.dtype, name, logits)
+    result = _bfly.DeviceDraws(w.device_index, list(_draws_shape(w.shape, num_samples, name)))
     stream = _bfly.dlpack_stream(w.device_index)
-    with _bfly.PrimaryContext(w.device_index):
-        for d in range(draws):
-            _launch(w, tag, M, K, ld, result.pointer + 4 * M * d, seed, offset + d, stream)
-        result.finish(stream, [w.obj])  # the event consumers wait for; the weights stay referenced until then
-    if not jax_result:
-        return result
-    jax_draws = sys.modules["jax"].dlpack.from_dlpack(result)
-    return jax_draws if num_samples is None else jax_draws.T
+    _bfly.sample_gpu(index, w.pointer, w.shape, w.strides, False, w.device_index, result.pointer, num_samples,
+                     replacement, logits, temperature, seed, offset, stream)
+    result.finish(stream, [w.obj])  # the event consumers wait for; the input stays referenced until then
+    return sys.modules["jax"].dlpack.from_dlpack(result) if jax_result else result
 
 
 def invalid_rows(draws):

@@ -12,6 +12,8 @@
 // freed only after E has completed, so neither is reused by its owner while the kernel may still read or write it.
 #include "dlpack.hpp"
 
+#include "device.hpp"
+
 #include "bfly/error.hpp"
 #include "bfly/jit/driver.hpp"
 
@@ -74,49 +76,6 @@ const StreamDriver& stream_driver() {
   }();
   return loaded;
 }
-
-// The primary context of CUDA device `device` (the one the CUDA runtime, PyTorch, CuPy and JAX use), retained once
-// for the process.
-CUcontext primary_context(int device) {
-  static std::mutex mutex;
-  static std::map<int, CUcontext> contexts;
-  std::lock_guard lock(mutex);
-  if (const auto it = contexts.find(device); it != contexts.end()) return it->second;
-  const bfly::rt::Driver& d = bfly::rt::driver();
-  int count = 0;
-  bfly::rt::check(d.DeviceGetCount(&count), "cuDeviceGetCount");
-  if (device < 0 || device >= count)
-    throw bfly::Error(fmt::format("CUDA device {} does not exist ({} device(s))", device, count));
-  CUdevice handle = 0;
-  bfly::rt::check(d.DeviceGet(&handle, device), "cuDeviceGet");
-  CUcontext context = nullptr;
-  bfly::rt::check(d.DevicePrimaryCtxRetain(&context, handle), "cuDevicePrimaryCtxRetain");
-  contexts.emplace(device, context);
-  return context;
-}
-
-// Makes `device`'s primary context current for its lifetime, then restores the thread's previous one.
-class ContextScope {
- public:
-  explicit ContextScope(int device) {
-    const bfly::rt::Driver& d = bfly::rt::driver();
-    bfly::rt::check(d.CtxGetCurrent(&previous_), "cuCtxGetCurrent");
-    const CUcontext context = primary_context(device);
-    if (context != previous_) {
-      bfly::rt::check(d.CtxSetCurrent(context), "cuCtxSetCurrent");
-      switched_ = true;
-    }
-  }
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-  ~ContextScope() {
-    if (switched_) bfly::rt::driver().CtxSetCurrent(previous_);
-  }
-
- private:
-  CUcontext previous_ = nullptr;
-  bool switched_ = false;
-};
 
 // ContextScope as a Python context manager (PrimaryContext).
 class PrimaryContext {
@@ -191,8 +150,8 @@ struct ManagedTensor {
 // int32 draws in device memory of their own, written by kernels on bfly's stream and exported through DLPack.
 class DeviceDraws {
  public:
-  // shape: (M,) or (M, n); column_major: element (r, d) at d * M + r (the layout of n one-draw launches).
-  DeviceDraws(int device, std::vector<std::int64_t> shape, bool column_major)
+  // shape: (M,) or (M, n), row-major (draw d of row r at r * n + d, the layout of the kernels' out).
+  DeviceDraws(int device, std::vector<std::int64_t> shape)
       : device_(device), shape_(std::move(shape)) {
     if (shape_.empty() || shape_.size() > 2) throw bfly::Error("DeviceDraws: the shape must have 1 or 2 entries");
     std::int64_t count = 1;
@@ -200,9 +159,7 @@ class DeviceDraws {
       if (n < 0) throw bfly::Error("DeviceDraws: a negative extent");
       count *= n;
     }
-    strides_ = shape_.size() == 1 ? std::vector<std::int64_t>{1}
-               : column_major     ? std::vector<std::int64_t>{1, shape_[0]}
-                                  : std::vector<std::int64_t>{shape_[1], 1};
+    strides_ = shape_.size() == 1 ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{shape_[1], 1};
     ContextScope scope(device_);
     bfly::rt::check(stream_driver().EventCreate(&done_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     if (count > 0) {
@@ -337,7 +294,7 @@ void bind_dlpack(nb::module_& m) {
       });
 
   nb::class_<DeviceDraws>(m, "DeviceDraws")
-      .def(nb::init<int, std::vector<std::int64_t>, bool>(), "device"_a, "shape"_a, "column_major"_a = false)
+      .def(nb::init<int, std::vector<std::int64_t>>(), "device"_a, "shape"_a)
       .def_prop_ro("pointer", &DeviceDraws::pointer)
       .def_prop_ro("device", &DeviceDraws::device)
       .def_prop_ro("shape", &DeviceDraws::shape)

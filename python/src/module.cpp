@@ -1,11 +1,12 @@
 // bfly._bfly: the compiled half of the Python package. It binds what the Python layer (python/bfly/) cannot do
-// itself: the kernel specs and generator, NVRTC inspection, launches on the GPU through bfly::rt::Sampler, running
-// a generated kernel compiled by the host C++ compiler on the CPU (bfly/lockstep.hpp), and the LDA trainer.
+// itself: the kernel specs and generator, NVRTC inspection, bfly.sample's checks and GPU launches (sampling.cpp),
+// running a generated kernel compiled by the host C++ compiler on the CPU (bfly/lockstep.hpp), and the LDA trainer.
 //
-// Every function here takes plain values (pointers as integers, element types as tags): the Python layer checks
-// the arrays of each framework (shape, dtype, device, strides) and names the bad argument; bfly::Error from below
+// Functions take plain values (pointers as integers, element types as tags or indices): the Python layer reads the
+// arrays of each framework; bad arguments raise ValueError or TypeError naming them, and bfly::Error from below
 // reaches Python as bfly.Error.
 #include "dlpack.hpp"
+#include "sampling.hpp"
 
 #include "bfly/emit/cpu_launcher.hpp"
 #include "bfly/emit/generate.hpp"
@@ -20,7 +21,6 @@
 #include "bfly/lda/inference.hpp"
 #include "bfly/lda/reference.hpp"
 #include "bfly/lda/trainer.hpp"
-#include "bfly/ops/sampler.hpp"
 #include "bfly/spec/choose.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
@@ -33,7 +33,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -98,25 +97,23 @@ class CpuKernelLibrary {
   const KernelSpec& spec() const { return spec_; }
   const bfly::lda::CompiledZKernel& compiled() const { return kernel_; }
 
-  // Draws one category per row of host `weights` into host `out` (sample kernels only).
-  void sample(std::uintptr_t weights, long long M, long long ld, std::uintptr_t out, std::uint64_t seed,
-              std::uint32_t iteration, long long workers) const {
-    using bfly::gen::Operation;
-    if (spec_.operation != Operation::sample && spec_.operation != Operation::sample_small &&
-        spec_.operation != Operation::sample_split)
-      throw bfly::Error(fmt::format("{} is not a sampling kernel", name_));
-    // sample_split's scratch, as the Sampler keeps it on the GPU: a level-1 total per part of each row (in the
-    // accumulator type) and an arrival counter per row, zero before the launch.
+  // Runs a checked bfly.sample call (sampling.cpp's check_call, for this library's spec) on host arrays: `out`
+  // holds M x num_samples ints. sample_split's scratch is allocated here, as the Sampler keeps it on the GPU: a
+  // level-1 total per part of each row (in the accumulator type) and an arrival counter per row, zero before.
+  void run(const SampleCall& call, std::uintptr_t out, long long workers) const {
+    if (!(call.spec == spec_))
+      throw bfly::Error(fmt::format("the call is for the kernel {}, this library holds {}",
+                                    bfly::gen::kernel_name(call.spec), name_));
     std::vector<unsigned char> part_totals;
     std::vector<unsigned long long> arrivals;
-    if (spec_.operation == Operation::sample_split) {
-      const auto parts = static_cast<std::size_t>(M) * bfly::gen::launch_geometry(spec_).parts_per_row;
+    if (spec_.operation == bfly::gen::Operation::sample_split) {
+      const auto parts = static_cast<std::size_t>(call.M) * bfly::gen::launch_geometry(spec_).parts_per_row;
       part_totals.resize(parts * bfly::gen::size_of(bfly::gen::accumulator_of(spec_.type)));
-      arrivals.assign(static_cast<std::size_t>(M), 0ull);
+      arrivals.assign(static_cast<std::size_t>(call.M), 0ull);
     }
-    bfly::gen::PackedArgs args = bfly::rt::sample_arguments(
-        spec_, reinterpret_cast<const void*>(weights), M, ld, reinterpret_cast<int*>(out), seed, iteration,
-        part_totals.empty() ? nullptr : part_totals.data(), arrivals.empty() ? nullptr : arrivals.data());
+    bfly::gen::PackedArgs args = call_arguments(call, reinterpret_cast<int*>(out),
+                                                part_totals.empty() ? nullptr : part_totals.data(),
+                                                arrivals.empty() ? nullptr : arrivals.data());
     nb::gil_scoped_release unlocked;
     bfly::cpu::run(kernel_.kernel, args, workers);
   }
@@ -128,17 +125,6 @@ class CpuKernelLibrary {
   void* handle_ = nullptr;
   bfly::lda::CompiledZKernel kernel_;
 };
-
-// One Sampler per Python thread, enqueueing only: invalid rows are read from the draws (-1) by the caller, so a
-// call never waits for the stream.
-bfly::rt::Sampler& thread_sampler() {
-  thread_local bfly::rt::Sampler sampler([] {
-    bfly::rt::SamplerOptions options;
-    options.report_invalid_rows = false;
-    return options;
-  }());
-  return sampler;
-}
 
 ElementType parse_type(const std::string& tag) { return bfly::gen::parse_element_type(tag); }
 
@@ -405,6 +391,12 @@ NB_MODULE(_bfly, m) {
   });
   m.def("element_size", [](const std::string& type) { return bfly::gen::size_of(parse_type(type)); });
   m.def("max_categories", [] { return KernelSpec::kMaxK; });
+  // The element types' tags in the order of their indices (bfly::gen::kElementTypes): "f32", "f64", "f16", "bf16".
+  m.def("element_type_tags", [] {
+    std::vector<std::string> tags;
+    for (const auto& t : bfly::gen::kElementTypes) tags.emplace_back(t.tag);
+    return tags;
+  });
 
   nb::class_<KernelSpec>(m, "KernelSpec")
       .def_ro("W", &KernelSpec::W)
@@ -467,39 +459,9 @@ NB_MODULE(_bfly, m) {
   nb::class_<CpuKernelLibrary>(m, "CpuKernelLibrary")
       .def(nb::init<const std::string&, const KernelSpec&>(), "path"_a, "spec"_a)
       .def_prop_ro("spec", &CpuKernelLibrary::spec)
-      .def("sample", &CpuKernelLibrary::sample, "weights"_a, "M"_a, "ld"_a, "out"_a, "seed"_a, "iteration"_a,
-           "workers"_a);
+      .def("run", &CpuKernelLibrary::run, "call"_a, "out"_a, "workers"_a);
 
-  // GPU: weights and out are device pointers in the current context, stream a CUstream (0: the legacy default).
-  m.def(
-      "sample_device",
-      [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld, std::uintptr_t out,
-         std::uint64_t seed, std::uint32_t iteration, std::uintptr_t stream) {
-        thread_sampler().sample(reinterpret_cast<const void*>(weights), parse_type(type), M, K, ld,
-                                reinterpret_cast<int*>(out), seed, iteration, reinterpret_cast<CUstream_st*>(stream));
-      },
-      "weights"_a, "type"_a, "M"_a, "K"_a, "ld"_a, "out"_a, "seed"_a, "iteration"_a, "stream"_a);
-  // For bench/: seconds per Sampler::sample call made `calls` times from C++ (the same enqueue-only sampler as
-  // sample_device), the stream synchronized before and after the timed loop.
-  m.def("time_cpp_calls", [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld,
-                             std::uintptr_t out, std::uintptr_t stream, int calls) {
-    const ElementType element = parse_type(type);
-    bfly::rt::Sampler& sampler = thread_sampler();
-    auto* s = reinterpret_cast<CUstream_st*>(stream);
-    nb::gil_scoped_release unlocked;
-    sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1, 0, s);
-    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i)
-      sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1,
-                     static_cast<std::uint32_t>(i), s);
-    const auto enqueued = std::chrono::steady_clock::now();
-    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
-    const auto done = std::chrono::steady_clock::now();
-    return std::make_tuple(std::chrono::duration<double>(enqueued - start).count() / calls,
-                           std::chrono::duration<double>(done - start).count() / calls);
-  });
-
+  bind_sampling(m);  // bfly.sample's checks and GPU launches (sampling.cpp)
   bind_dlpack(m);  // JAX and other DLPack arrays on the GPU (dlpack.cpp)
 
   nb::class_<LdaModel>(m, "LdaModel")

@@ -51,7 +51,7 @@ def test_frequencies_follow_the_weights():
     assert chi2 < 25, (chi2, counts, expected)  # chi-square, <= 4 degrees of freedom: p < 1e-4
 
 
-def test_seed_offset_and_several_draws():
+def test_seed_and_offset():
     rng = np.random.default_rng()
     w = random_weights(rng, 500, 100, np.float32)
     seed = int(rng.integers(2**63))
@@ -59,11 +59,121 @@ def test_seed_offset_and_several_draws():
     assert np.array_equal(first, bfly.sample(w, seed=seed))
     assert not np.array_equal(first, bfly.sample(w, seed=seed + 1))
     assert not np.array_equal(first, bfly.sample(w, seed=seed, offset=1))
-    several = bfly.sample(w, 4, seed=seed, offset=10)
-    assert several.shape == (500, 4) and several.flags.c_contiguous
-    for d in range(4):
-        assert np.array_equal(several[:, d], bfly.sample(w, seed=seed, offset=10 + d))
-    assert bfly.sample(w, 1, seed=seed).shape == (500, 1)
+
+
+def assert_equal_but_at_boundaries(draws, expected, margin):
+    """Draws equal to the reference except where a uniform lands within rounding of a prefix boundary (the sums
+    are f32 in different orders: relative errors far below 1e-4 for K <= 1000), and there rarely."""
+    different = np.asarray(draws != expected)
+    if different.ndim == 2:
+        different = different.any(axis=1)
+    assert np.all(margin[different] < 1e-4), (np.flatnonzero(different), margin[different])
+    assert different.mean() < 1e-2
+
+
+@pytest.mark.parametrize("K,dtype", [(100, np.float32)])  # the other types: GPU against CPU (test_gpu.py)
+def test_several_draws_equal_the_float64_reference(K, dtype):
+    rng = np.random.default_rng()
+    w = random_weights(rng, 1000, K, dtype)
+    w[17] = 0  # invalid: every draw -1
+    seed, offset, n = int(rng.integers(2**63)), int(rng.integers(2**32)), 5
+    several = bfly.sample(w, n, seed=seed, offset=offset)
+    assert several.shape == (1000, n) and several.dtype == np.int32 and several.flags.c_contiguous
+    for d in range(n):  # draw d of row r: Philox counter (r, d, offset)
+        expected, margin = reference.draws(w, seed, offset, draw=d)
+        assert_equal_but_at_boundaries(several[:, d], expected, margin)
+    assert np.all(several[17] == -1) and bfly.invalid_rows(several).tolist() == [17]
+    # Draw 0 is the one-draw kernel's draw (the row kernel's: K = 100 >= 16), and one draw as (M, 1) too.
+    assert np.array_equal(several[:, 0], bfly.sample(w, seed=seed, offset=offset))
+    assert np.array_equal(bfly.sample(w, 1, seed=seed, offset=offset)[:, 0], several[:, 0])
+
+
+@pytest.mark.parametrize("K,dtype,n", [(100, np.float32, 8), (37, np.float64, 37)])
+def test_distinct_draws_equal_the_float64_reference(K, dtype, n):
+    rng = np.random.default_rng()
+    w = random_weights(rng, 600, K, dtype, zeros=0.5)
+    w[:100] *= rng.random((100, K)) < 0.05  # rows with fewer positive weights than n: -1 after them
+    w[:100, 0] = dtype(1e-3)
+    w[200, :] = 1e-30 if dtype == np.float64 else 1e-3  # flat
+    w[201, 3] = dtype(1e6)  # one weight holding nearly all the mass: redraws, then the exact draw of the rest
+    w[300] = 0  # invalid
+    seed, offset = int(rng.integers(2**63)), int(rng.integers(2**32))
+    draws = bfly.sample(w, n, replacement=False, seed=seed, offset=offset)
+    assert draws.shape == (600, n) and draws.dtype == np.int32
+    expected, margin = reference.distinct_draws(w, seed, offset, n)
+    assert_equal_but_at_boundaries(draws, expected, margin)
+    positive = (w > 0).sum(axis=1)
+    for r in range(600):
+        row = draws[r]
+        taken = row[row >= 0]
+        if r == 300:
+            assert np.all(row == -1)
+            continue
+        assert len(taken) == min(n, positive[r]) and np.all(row[len(taken):] == -1)  # -1 only after the last
+        assert len(set(taken.tolist())) == len(taken)  # distinct
+        assert np.all(w[r, taken] > 0)  # never a zero weight
+    # The first draw without replacement is the first draw with replacement.
+    assert np.array_equal(draws[:, 0], bfly.sample(w, seed=seed, offset=offset))
+
+
+def test_distinct_draws_follow_sequential_sampling():
+    # Two draws without replacement from (4, 2, 1, 1): P(first = i, second = j) = p_i * p_j / (1 - p_i).
+    p = np.array([4.0, 2.0, 1.0, 1.0]) / 8
+    w = np.tile(np.array([4, 2, 1, 1], np.float32), (40000, 1))
+    w = np.pad(w, ((0, 0), (0, 96)))  # K = 100: the distinct kernel of the reference test
+    draws = bfly.sample(w, 2, replacement=False, seed=int(np.random.default_rng().integers(2**63)))
+    counts = np.zeros((4, 4))
+    np.add.at(counts, (draws[:, 0], draws[:, 1]), 1)
+    expected = np.array([[p[i] * p[j] / (1 - p[i]) if i != j else 0 for j in range(4)] for i in range(4)]) * len(w)
+    off = ~np.eye(4, dtype=bool)
+    assert np.all(counts[~off] == 0)
+    chi2 = ((counts[off] - expected[off]) ** 2 / expected[off]).sum()
+    assert chi2 < 40, (chi2, counts, expected)  # 11 degrees of freedom: p < 1e-4
+
+
+def logit_reference(x, temperature, seed, offset, draw):
+    """The reference draw from softmax(x / temperature): the weights exp((x - max) * float32(1 / T)) in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    scale = np.float64(np.float32(1.0 / temperature))
+    with np.errstate(invalid="ignore"):
+        weights = np.exp((x - x.max(axis=1, keepdims=True)) * scale)
+    bad = np.isnan(x).any(axis=1) | np.isposinf(x).any(axis=1) | np.isneginf(x).all(axis=1)
+    weights[bad] = np.nan
+    return reference.draws(weights.astype(np.float32), seed, offset, draw=draw)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_logits_draw_from_the_softmax(dtype):
+    rng = np.random.default_rng()
+    x = (2 * rng.standard_normal((800, 100))).astype(np.float32)
+    x[rng.random(x.shape) < 0.2] = -np.inf  # never drawn
+    x[:, 7] = 1.0
+    x[5] = -np.inf  # invalid rows: all -inf, a NaN, a +inf
+    x[6, 3], x[9, 4] = np.nan, np.inf
+    if dtype == "bfloat16":  # NumPy has no bfloat16: through PyTorch, else skipped
+        torch = pytest.importorskip("torch")
+        x = torch.from_numpy(x).to(torch.bfloat16)
+        host = x.float().numpy()
+    else:
+        host = x
+    seed, offset, T = int(rng.integers(2**63)), int(rng.integers(2**32)), 0.7
+    n = 3
+    draws = bfly.sample_logits(x, n, temperature=T, seed=seed, offset=offset)
+    draws = np.asarray(draws)
+    assert draws.shape == (800, n)
+    for d in range(n):
+        expected, margin = logit_reference(host, T, seed, offset, d)
+        assert_equal_but_at_boundaries(draws[:, d], expected, np.where(np.isnan(margin), 0, margin))
+    assert bfly.invalid_rows(draws).tolist() == [5, 6, 9]
+    ok = np.delete(np.arange(800), [5, 6, 9])
+    assert np.all(np.isfinite(host[ok[:, None], draws[ok]]))  # a -inf logit is never drawn
+    one = np.asarray(bfly.sample_logits(x, temperature=T, seed=seed, offset=offset))
+    assert one.shape == (800,) and np.array_equal(one, draws[:, 0])
+    distinct = np.asarray(bfly.sample_logits(x, 4, temperature=T, replacement=False, seed=seed))
+    for r in ok:
+        taken = distinct[r][distinct[r] >= 0]
+        assert len(set(taken.tolist())) == len(taken) == min(4, np.isfinite(host[r]).sum())
+        assert np.all(np.isfinite(host[r, taken]))
 
 
 def test_row_draw_depends_only_on_its_row_and_index():
@@ -121,6 +231,7 @@ def test_empty_and_single_row():
     (np.ones((10, 4), np.float32).T, ValueError, ["weights", "contiguous"]),
     (np.ones((4, 20), np.float32)[:, ::2], ValueError, ["weights", "contiguous"]),
     (np.ones((4, 10), np.float32)[::-1], ValueError, ["weights", "row stride"]),
+    (np.frombuffer(bytearray(161), np.float32, 40, offset=1).reshape(4, 10), ValueError, ["weights", "aligned"]),
     ([[1.0, 2.0]], TypeError, ["weights", "list"]),
     (np.ones((4, 10), ">f4"), TypeError, ["weights", "byte order"]),
 ])
@@ -142,13 +253,21 @@ def test_bad_arguments_are_named():
     ]:
         with pytest.raises(error, match=word):
             bfly.sample(w, **kwargs)
-    with pytest.raises(ValueError, match="offset"):
-        bfly.sample(w, 3, offset=2**32 - 2)
-    for n in (0, -1, 2.0, True):
+    assert bfly.sample(w, 3, offset=2**32 - 1).shape == (4, 3)  # every draw of a call takes the same offset
+    for n in (0, -1, 2.0, True, 2**24 + 1):
         with pytest.raises(ValueError, match="num_samples"):
             bfly.sample(w, n)
-    with pytest.raises(NotImplementedError, match="replacement"):
-        bfly.sample(w, 2, replacement=False)
+    with pytest.raises(ValueError, match="num_samples = 11 distinct categories .* K = 10"):
+        bfly.sample(w, 11, replacement=False)
+    with pytest.raises(ValueError, match="num_samples = 65 without replacement .* 64"):
+        bfly.sample(np.ones((4, 100), np.float32), 65, replacement=False)
+    for T in (0, -1.0, float("inf"), float("nan"), "1"):
+        with pytest.raises(ValueError, match="temperature"):
+            bfly.sample_logits(w, temperature=T)
+    with pytest.raises(TypeError, match="logits has dtype float64"):
+        bfly.sample_logits(np.ones((4, 10)))
+    with pytest.raises(ValueError, match="logits must be 2-D"):
+        bfly.sample_logits(np.ones(10, np.float32))
     with pytest.raises(ValueError, match="draws"):
         bfly.invalid_rows(np.zeros((2, 2, 2), np.int32))
 
