@@ -156,11 +156,6 @@ def _type_index(dtype, name: str, logits: bool) -> int:
     return index
 
 
-def _check_num_samples(num_samples):
-    if num_samples is not None and (type(num_samples) is not int or num_samples < 1):
-        raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
-
-
 def _draws_shape(shape, num_samples, name: str):
     """The draws' shape for an input of `shape`: (M,) for num_samples=None, else (M, num_samples)."""
     if len(shape) != 2:
@@ -169,29 +164,49 @@ def _draws_shape(shape, num_samples, name: str):
     return (int(shape[0]),) if num_samples is None else (int(shape[0]), num_samples)
 
 
-_TORCH_TENSOR = None  # torch.Tensor once torch is imported
+_TORCH = None  # (torch.Tensor, torch.int32, torch's current raw stream of a device) once torch is imported
+
+
+def _torch_pieces():
+    """What the PyTorch CUDA path needs of torch, looked up once: None until torch has been imported."""
+    global _TORCH
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    # torch._C._cuda_getCurrentRawStream(device) is what torch.cuda.current_stream(device).cuda_stream returns,
+    # without building a torch.cuda.Stream.
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        def raw(device):
+            return torch.cuda.current_stream(device).cuda_stream
+    _TORCH = (torch.Tensor, torch.int32, raw)
+    return _TORCH
 
 
 def _draw(x, num_samples, replacement, logits, temperature, seed, offset, out):
     """bfly.sample (logits=False) and bfly.sample_logits (logits=True). The hot path, a PyTorch CUDA tensor, reads
-    the tensor's attributes, allocates the draws and makes one call to the compiled module, which checks the rest,
-    finds the loaded kernel and enqueues it on torch's current stream of the tensor's device."""
-    global _TORCH_TENSOR
-    _check_num_samples(num_samples)
+    the tensor's attributes, allocates the draws and makes one call to the compiled module, which checks the rest
+    (strides, alignment, num_samples against K, seed, offset, temperature), finds the loaded kernel in its cache and
+    enqueues it on torch's current stream of the tensor's device, in that device's primary context."""
+    if num_samples is not None and (type(num_samples) is not int or num_samples < 1):
+        raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
     name = "logits" if logits else "weights"
-    if _TORCH_TENSOR is None and "torch" in sys.modules:
-        _TORCH_TENSOR = sys.modules["torch"].Tensor
-    if _TORCH_TENSOR is not None and isinstance(x, _TORCH_TENSOR) and x.is_cuda:
-        index = _type_index(x.dtype, name, logits)
+    torch = _TORCH or _torch_pieces()
+    if torch is not None and isinstance(x, torch[0]) and x.is_cuda:
+        index = _TYPE_INDICES.get(x.dtype)
+        if index is None:
+            index = _type_index(x.dtype, name, logits)
         device = x.get_device()
         shape = x.shape
-        draws_shape = _draws_shape(shape, num_samples, name)
+        if len(shape) != 2:
+            _draws_shape(shape, num_samples, name)  # raises, naming the shape
+        draws_shape = (shape[0],) if num_samples is None else (shape[0], num_samples)
         if out is None:
-            result = x.new_empty(draws_shape, dtype=_torch_int32())
+            result = x.new_empty(draws_shape, dtype=torch[1])
         else:
             result = _check_out(out, _Array("torch", x, True, device, 0, shape, (), x.dtype), draws_shape).obj
         _bfly.sample_gpu(index, x.data_ptr(), shape, x.stride(), False, device, result.data_ptr(), num_samples,
-                         replacement, logits, temperature, seed, offset, _torch_current_stream(device))
+                         replacement, logits, temperature, seed, offset, torch[2](device))
         return result
 
     w = _view(x, name)
@@ -219,19 +234,6 @@ def _draw(x, num_samples, replacement, logits, temperature, seed, offset, out):
                          num_samples, replacement, logits, temperature, seed, offset,
                          cupy.cuda.get_current_stream().ptr)
     return result
-
-
-def _torch_int32():
-    return sys.modules["torch"].int32
-
-
-def _torch_current_stream(device: int) -> int:
-    """torch's current stream on `device` as a CUstream integer, without building a torch.cuda.Stream."""
-    torch = sys.modules["torch"]
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what current_stream().cuda_stream returns
-    if raw is not None:
-        return raw(device)
-    return torch.cuda.current_stream(device).cuda_stream
 
 
 def sample(weights, num_samples=None, *, replacement=True, seed=None, offset=0, out=None):

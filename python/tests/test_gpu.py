@@ -43,6 +43,34 @@ def test_torch_draws_equal_the_cpu_draws(torch, K, dtype):
     assert torch.equal(gpu.cpu(), cpu)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_torch_several_and_distinct_draws_and_logits_equal_the_cpu_draws(torch, dtype):
+    # Every form of the kernel against the same generated source compiled for the CPU (K = 100, as above).
+    rng = np.random.default_rng()
+    host = random_weights(rng, 2000, 100)
+    host[:50] *= rng.random((50, 100)) < 0.03  # rows with fewer positive weights than the distinct draws
+    host[:50, 99] = 0.5
+    host[60] = 0
+    w = torch.from_numpy(host).to(getattr(torch, dtype))
+    seed = int(rng.integers(2**63))
+    for n, replacement in ((5, True), (300, True), (8, False)):
+        gpu = bfly.sample(w.cuda(), n, replacement=replacement, seed=seed, offset=3)
+        assert gpu.is_cuda and gpu.dtype == torch.int32 and gpu.shape == (2000, n)
+        assert torch.equal(gpu.cpu(), bfly.sample(w, n, replacement=replacement, seed=seed, offset=3)), (n, replacement)
+    assert torch.equal(gpu[:, 0], bfly.sample(w.cuda(), seed=seed, offset=3))  # draw 0: the one-draw kernel's
+    if dtype == "float64":
+        return  # logits are float32, float16 or bfloat16
+    x = torch.from_numpy((2 * rng.standard_normal((2000, 100))).astype(np.float32))
+    x[x < -2.5] = float("-inf")
+    x[7] = float("-inf")
+    x = x.to(getattr(torch, dtype))
+    for n, replacement in ((None, True), (4, True), (6, False)):
+        gpu = bfly.sample_logits(x.cuda(), n, temperature=0.8, replacement=replacement, seed=seed)
+        cpu = bfly.sample_logits(x, n, temperature=0.8, replacement=replacement, seed=seed)
+        assert torch.equal(gpu.cpu(), cpu), (n, replacement)
+    assert bfly.invalid_rows(gpu).tolist() == [7]
+
+
 def test_torch_several_draws_invalid_rows_and_strided_rows(torch):
     rng = np.random.default_rng()
     wide = torch.from_numpy(random_weights(rng, 2000, 96)).cuda()
@@ -99,6 +127,10 @@ def test_torch_argument_errors(torch):
         bfly.sample(w.t())
     with pytest.raises(TypeError, match="weights"):
         bfly.sample(w.int())
+    with pytest.raises(ValueError, match="num_samples = 65 without replacement"):
+        bfly.sample(torch.ones(4, 100, device="cuda"), 65, replacement=False)
+    with pytest.raises(TypeError, match="logits has dtype float64"):
+        bfly.sample_logits(w.double())
 
 
 def test_cupy_draws_equal_the_cpu_draws_on_the_current_stream(cupy):
@@ -205,6 +237,6 @@ def test_other_dlpack_frameworks_get_draws_through_dlpack(torch):
     assert draws.__dlpack_device__() == (2, w.get_device())
     taken = torch.from_dlpack(draws)  # on torch's current stream, which waits for the kernel
     assert taken.data_ptr() == draws.pointer and torch.equal(taken.cpu(), torch.from_numpy(bfly.sample(host, seed=seed)))
-    several = torch.from_dlpack(bfly.sample(DlpackOnly(w), 3, seed=seed))  # (M, 3), column-major
-    assert several.shape == (2000, 3) and several.stride() == (1, 2000)
+    several = torch.from_dlpack(bfly.sample(DlpackOnly(w), 3, seed=seed))  # (M, 3), row-major
+    assert several.shape == (2000, 3) and several.stride() == (3, 1)
     assert np.array_equal(several.cpu().numpy(), bfly.sample(host, 3, seed=seed))
