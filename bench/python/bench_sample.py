@@ -9,13 +9,17 @@ GPU, and the overhead of one bfly.sample call against the same Sampler call made
      torch.Categorical      torch.distributions.Categorical(probs=w, validate_args=False).sample()
    Each call is timed with CUDA events on the current stream, after warm-up; the median of --runs is reported
    with the rate in GB/s of weights read. f16 and bf16 run for bfly only (torch.multinomial rejects them).
-2. Overhead on small inputs (M rows of K = 16, M in --overhead-rows): --calls back-to-back calls of
-   bfly.sample(w, seed=1, offset=i, out=out) from Python, against bfly's C++ Sampler::sample called the same
-   number of times from C++ on the same arrays and stream (bfly._bfly.time_cpp_calls: the same enqueue-only
-   Sampler bfly.sample uses). Reported per call: the host time to enqueue, and the wall time until the stream is
-   done. The difference of the enqueue times is what the Python layer adds (target: within 10 us).
+2. Several draws per row and logits (f32, --draws-K, about --megabytes / 4 of weights, --draws draws per row):
+     bfly.sample(w, n, replacement=r)        torch.multinomial(w, n, replacement=r)       r = True and False
+     bfly.sample_logits(x, temperature=0.7)  torch.multinomial(torch.softmax(x / 0.7, -1), 1)
+3. Overhead on small inputs (M rows of K = 16, M in --overhead-rows): --calls back-to-back calls of
+   bfly.sample(w, seed=1, offset=i, out=out) from Python (and without out=: the draws allocated by PyTorch),
+   against bfly's C++ Sampler::sample called the same number of times from C++ on the same arrays and stream
+   (bfly._bfly.time_cpp_calls: an enqueue-only Sampler). Reported per call: the host time to enqueue, and the wall
+   time until the stream is done. The difference of the enqueue times is what the Python layer adds (target:
+   within 10 us). --parts picks the parts (all three by default, overhead first).
 
-Writes <out-dir>/<device>-<date>-python-sample.csv and prints both tables.
+Writes <out-dir>/<device>-<date>-python-sample.csv and prints the tables.
 """
 import argparse
 import csv
@@ -84,6 +88,39 @@ def throughput(args, writer, device, date):
             torch.cuda.empty_cache()
 
 
+def draws(args, writer, device, date):
+    print(f"\n{'K':>6} {'M':>9} {'n':>3} {'form':28} {'algorithm':22} {'median ms':>10}")
+    for K in args.draws_K:
+        M = max(1, int(args.megabytes / 4 * 1e6) // (K * 4))
+        w = torch.rand(M, K, device="cuda") * 0.99 + 0.01
+        x = torch.randn(M, K, device="cuda")
+        n = min(args.draws, K)
+        forms = {
+            f"{n} with replacement": {
+                "bfly.sample": lambda i: bfly.sample(w, n, seed=1, offset=i),
+                "torch.multinomial": lambda i: torch.multinomial(w, n, replacement=True)},
+            f"{n} without replacement": {
+                "bfly.sample": lambda i: bfly.sample(w, n, replacement=False, seed=1, offset=i),
+                "torch.multinomial": lambda i: torch.multinomial(w, n, replacement=False)},
+            "1 from logits, T = 0.7": {
+                "bfly.sample_logits": lambda i: bfly.sample_logits(x, temperature=0.7, seed=1, offset=i),
+                "softmax + multinomial": lambda i: torch.multinomial(torch.softmax(x / 0.7, -1), 1)},
+        }
+        for form, candidates in forms.items():
+            for name, fn in candidates.items():
+                try:
+                    ms = time_calls(fn, args.runs)
+                except torch.cuda.OutOfMemoryError:
+                    print(f"warning: {name} ran out of memory at K = {K}, M = {M}; skipped", file=sys.stderr)
+                    torch.cuda.empty_cache()
+                    continue
+                print(f"{K:6d} {M:9d} {n:3d} {form:28} {name:22} {ms:10.4f}")
+                writer.writerow(dict(device=device, date=date, part=f"draws: {form}", algorithm=name, type="f32",
+                                     K=K, M=M, calls="", median_ms=f"{ms:.5f}", gbps="", enqueue_us="", wall_us=""))
+        del w, x
+        torch.cuda.empty_cache()
+
+
 def overhead(args, writer, device, date):
     print(f"\n{'M':>6} {'K':>4} {'calls':>7} {'caller':22} {'enqueue us/call':>16} {'wall us/call':>13}")
     stream = torch.cuda.current_stream().cuda_stream
@@ -102,6 +139,13 @@ def overhead(args, writer, device, date):
             torch.cuda.synchronize()
             done = time.perf_counter()
             python = ((enqueued - start) / args.calls, (done - start) / args.calls)
+            start = time.perf_counter()
+            for i in range(args.calls):
+                bfly.sample(w, seed=1, offset=i)
+            enqueued = time.perf_counter()
+            torch.cuda.synchronize()
+            done = time.perf_counter()
+            allocating = ((enqueued - start) / args.calls, (done - start) / args.calls)
             cpp = _bfly.time_cpp_calls(w.data_ptr(), "f32", M, K, K, out.data_ptr(), stream, args.calls)
             torch.multinomial(w, 1)
             torch.cuda.synchronize()
@@ -112,7 +156,8 @@ def overhead(args, writer, device, date):
             torch.cuda.synchronize()
             done = time.perf_counter()
             multinomial = ((enqueued - start) / args.calls, (done - start) / args.calls)
-            for name, value in (("bfly.sample (Python)", python), ("Sampler::sample (C++)", cpp),
+            for name, value in (("bfly.sample (Python)", python), ("bfly.sample, no out=", allocating),
+                                ("Sampler::sample (C++)", cpp),
                                 ("torch.multinomial", multinomial)):
                 results.setdefault(name, []).append(value)
         for name, values in results.items():
@@ -133,6 +178,10 @@ def main():
     parser.add_argument("--K", nargs="+", type=int, default=[16, 64, 256, 1024, 4096])
     parser.add_argument("--megabytes", type=float, default=256, help="weights per point (default 256 MB)")
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--draws-K", nargs="+", type=int, default=[1024, 32768])
+    parser.add_argument("--draws", type=int, default=16, help="draws per row in the draws part (at most 64)")
+    parser.add_argument("--parts", nargs="+", default=["overhead", "throughput", "draws"],
+                        choices=["overhead", "throughput", "draws"])
     parser.add_argument("--overhead-rows", nargs="+", type=int, default=[1, 1024])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
@@ -149,8 +198,8 @@ def main():
         writer = csv.DictWriter(f, fieldnames=["device", "date", "part", "algorithm", "type", "K", "M", "calls",
                                                "median_ms", "gbps", "enqueue_us", "wall_us"])
         writer.writeheader()
-        overhead(args, writer, device, date)
-        throughput(args, writer, device, date)
+        for part in args.parts:
+            {"overhead": overhead, "throughput": throughput, "draws": draws}[part](args, writer, device, date)
     print(f"\nwrote {path}")
 
 

@@ -76,9 +76,8 @@ SampleCall check_call(int type_index, std::uintptr_t pointer, nb::handle shape, 
   const ElementType type = bfly::gen::kElementTypes[type_index].type;
   const long long element_size = bfly::gen::size_of(type);
   if (nb::len(shape) != 2)
-    value_error(fmt::format("{} must be 2-D (M rows of K {}), but it has shape {}; for one distribution pass "
-                            "{}[None, :]", input_name, logits ? "logits" : "weights",
-                            nb::repr(nb::tuple(nb::borrow(shape))).c_str(), input_name));
+    value_error(fmt::format("{0} must be 2-D (M rows of K {0}), but it has shape {1}; for one distribution pass "
+                            "{0}[None, :]", input_name, nb::repr(nb::tuple(nb::borrow(shape))).c_str()));
   const auto M = nb::cast<long long>(shape[0]);
   const auto K_columns = nb::cast<long long>(shape[1]);
   if (K_columns < 1 || K_columns > KernelSpec::kMaxK)
@@ -156,7 +155,7 @@ SampleCall check_call(int type_index, std::uintptr_t pointer, nb::handle shape, 
     request.input = logits ? InputKind::logits : InputKind::weights;
     request.temperature = call.temperature;
     request.num_samples = call.num_samples;
-    request.replacement = replacement || call.num_samples == 1;
+    request.replacement = replacement || call.num_samples == 1;  // one draw: the same kernel serves both
     call.spec = bfly::rt::draws_spec(K, type, request);
   }
   return call;
