@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -76,18 +75,6 @@ const StreamDriver& stream_driver() {
   }();
   return loaded;
 }
-
-// ContextScope as a Python context manager (PrimaryContext).
-class PrimaryContext {
- public:
-  explicit PrimaryContext(int device) : device_(device) {}
-  void enter() { scope_.emplace(device_); }
-  void exit() { scope_.reset(); }
-
- private:
-  int device_;
-  std::optional<ContextScope> scope_;
-};
 
 // bfly's stream on `device`: a non-blocking stream of its primary context, created on first use and kept.
 CUstream bfly_stream(int device) {
@@ -282,16 +269,6 @@ void bind_dlpack(nb::module_& m) {
       .def_prop_ro("dtype", &DlpackArray::dtype)
       .def_prop_ro("device_type", &DlpackArray::device_type)
       .def_prop_ro("device_id", &DlpackArray::device_id);
-
-  // `with PrimaryContext(device):` makes the device's primary context current (bfly launches in the current
-  // context) and restores the previous one on exit.
-  nb::class_<PrimaryContext>(m, "PrimaryContext")
-      .def(nb::init<int>(), "device"_a)
-      .def("__enter__", &PrimaryContext::enter)
-      .def("__exit__", [](PrimaryContext& guard, nb::args) {
-        guard.exit();
-        return false;
-      });
 
   nb::class_<DeviceDraws>(m, "DeviceDraws")
       .def(nb::init<int, std::vector<std::int64_t>>(), "device"_a, "shape"_a)
