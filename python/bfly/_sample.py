@@ -190,6 +190,8 @@ def _draw(x, num_samples, replacement, logits, temperature, seed, offset, out):
     enqueues it on torch's current stream of the tensor's device, in that device's primary context."""
     if num_samples is not None and (type(num_samples) is not int or num_samples < 1):
         raise ValueError(f"num_samples = {num_samples!r}; it must be None (one draw per row) or an integer >= 1")
+    if replacement is not True and replacement is not False:
+        raise TypeError(f"replacement = {replacement!r}; it must be True or False")
     name = "logits" if logits else "weights"
     torch = _TORCH or _torch_pieces()
     if torch is not None and isinstance(x, torch[0]) and x.is_cuda:

@@ -257,6 +257,8 @@ def test_bad_arguments_are_named():
     for n in (0, -1, 2.0, True, 2**24 + 1):
         with pytest.raises(ValueError, match="num_samples"):
             bfly.sample(w, n)
+    with pytest.raises(TypeError, match="replacement"):
+        bfly.sample(w, 2, replacement=None)
     with pytest.raises(ValueError, match="num_samples = 11 distinct categories .* K = 10"):
         bfly.sample(w, 11, replacement=False)
     with pytest.raises(ValueError, match="num_samples = 65 without replacement .* 64"):
