@@ -15,7 +15,8 @@ GPU, and the overhead of one bfly.sample call against the same Sampler call made
 3. Overhead on small inputs (M rows of K = 16, M in --overhead-rows): --calls back-to-back calls of
    bfly.sample(w, seed=1, offset=i, out=out) from Python (and without out=: the draws allocated by PyTorch),
    against bfly's C++ Sampler::sample called the same number of times from C++ on the same arrays and stream
-   (bfly._bfly.time_cpp_calls: an enqueue-only Sampler). Reported per call: the host time to enqueue, and the wall
+   (bfly._bfly.time_cpp_calls: an enqueue-only Sampler), and bfly.sample's own C++ launch path (its kernel cache
+   and the launch, without the Python call and the checks) called from C++. Reported per call: the host time to enqueue, and the wall
    time until the stream is done. The difference of the enqueue times is what the Python layer adds (target:
    within 10 us). --parts picks the parts (all three by default, overhead first).
 
@@ -122,7 +123,7 @@ def draws(args, writer, device, date):
 
 
 def overhead(args, writer, device, date):
-    print(f"\n{'M':>6} {'K':>4} {'calls':>7} {'caller':22} {'enqueue us/call':>16} {'wall us/call':>13}")
+    print(f"\n{'M':>6} {'K':>4} {'calls':>7} {'caller':28} {'enqueue us/call':>16} {'wall us/call':>13}")
     stream = torch.cuda.current_stream().cuda_stream
     for M in args.overhead_rows:
         K = 16
@@ -147,6 +148,8 @@ def overhead(args, writer, device, date):
             done = time.perf_counter()
             allocating = ((enqueued - start) / args.calls, (done - start) / args.calls)
             cpp = _bfly.time_cpp_calls(w.data_ptr(), "f32", M, K, K, out.data_ptr(), stream, args.calls)
+            cpp_launch = _bfly.time_cpp_calls(w.data_ptr(), "f32", M, K, K, out.data_ptr(), stream, args.calls,
+                                              path="launch")
             torch.multinomial(w, 1)
             torch.cuda.synchronize()
             start = time.perf_counter()
@@ -157,19 +160,19 @@ def overhead(args, writer, device, date):
             done = time.perf_counter()
             multinomial = ((enqueued - start) / args.calls, (done - start) / args.calls)
             for name, value in (("bfly.sample (Python)", python), ("bfly.sample, no out=", allocating),
-                                ("Sampler::sample (C++)", cpp),
+                                ("Sampler::sample (C++)", cpp), ("bfly.sample's launch (C++)", cpp_launch),
                                 ("torch.multinomial", multinomial)):
                 results.setdefault(name, []).append(value)
         for name, values in results.items():
             enqueue = statistics.median(v[0] for v in values) * 1e6
             wall = statistics.median(v[1] for v in values) * 1e6
-            print(f"{M:6d} {K:4d} {args.calls:7d} {name:22} {enqueue:16.2f} {wall:13.2f}")
+            print(f"{M:6d} {K:4d} {args.calls:7d} {name:28} {enqueue:16.2f} {wall:13.2f}")
             writer.writerow(dict(device=device, date=date, part="overhead", algorithm=name, type="f32", K=K, M=M,
                                  calls=args.calls, median_ms="", gbps="", enqueue_us=f"{enqueue:.3f}",
                                  wall_us=f"{wall:.3f}"))
         python_us = statistics.median(v[0] for v in results["bfly.sample (Python)"]) * 1e6
         cpp_us = statistics.median(v[0] for v in results["Sampler::sample (C++)"]) * 1e6
-        print(f"{'':6} {'':4} {'':7} {'Python - C++':22} {python_us - cpp_us:16.2f}")
+        print(f"{'':6} {'':4} {'':7} {'Python - C++ (Sampler)':28} {python_us - cpp_us:16.2f}")
 
 
 def main():

@@ -265,24 +265,44 @@ void bind_sampling(nb::module_& m) {
       "num_samples"_a.none(), "replacement"_a, "logits"_a, "temperature"_a, "seed"_a.none(), "offset"_a,
       "stream"_a);
 
-  // For bench/: seconds per Sampler::sample call made `calls` times from C++ (an enqueue-only Sampler, as
-  // bfly.sample's), the stream synchronized before and after the timed loop: (enqueue, until done).
-  m.def("time_cpp_calls", [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld,
-                             std::uintptr_t out, std::uintptr_t stream, int calls) {
-    const ElementType element = bfly::gen::parse_element_type(type);
-    bfly::rt::Sampler& sampler = thread_launches().sampler();
-    auto* s = reinterpret_cast<CUstream_st*>(stream);
-    nb::gil_scoped_release unlocked;
-    sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1, 0, s);
-    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i)
-      sampler.sample(reinterpret_cast<const void*>(weights), element, M, K, ld, reinterpret_cast<int*>(out), 1,
-                     static_cast<std::uint32_t>(i), s);
-    const auto enqueued = std::chrono::steady_clock::now();
-    bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
-    const auto done = std::chrono::steady_clock::now();
-    return std::make_tuple(std::chrono::duration<double>(enqueued - start).count() / calls,
-                           std::chrono::duration<double>(done - start).count() / calls);
-  });
+  // For bench/: seconds per call of one draw per row made `calls` times from C++, through Sampler::sample
+  // (path "sampler", an enqueue-only Sampler) or through bfly.sample's own launch path (path "launch": the
+  // thread's kernel cache and one launch, what sample_gpu does after its checks), the stream synchronized before
+  // and after the timed loop: (enqueue, until done).
+  m.def(
+      "time_cpp_calls",
+      [](std::uintptr_t weights, const std::string& type, long long M, int K, long long ld, std::uintptr_t out,
+         std::uintptr_t stream, int calls, const std::string& path) {
+        if (path != "sampler" && path != "launch")
+          throw nb::value_error(fmt::format("path = '{}'; it must be 'sampler' or 'launch'", path).c_str());
+        const ElementType element = bfly::gen::parse_element_type(type);
+        GpuLaunches& launches = thread_launches();
+        SampleCall call;
+        call.spec = bfly::gen::choose_sample_spec(K, element, {}, M);
+        call.input = reinterpret_cast<const void*>(weights);
+        call.M = M;
+        call.ld = ld;
+        call.seed = 1;
+        auto* s = reinterpret_cast<CUstream_st*>(stream);
+        const auto one = [&](std::uint32_t iteration) {
+          if (path == "sampler") {
+            launches.sampler().sample(call.input, element, M, K, ld, reinterpret_cast<int*>(out), call.seed,
+                                      iteration, s);
+          } else {
+            call.iteration = iteration;
+            launches.launch(call, reinterpret_cast<int*>(out), reinterpret_cast<CUstream>(stream));
+          }
+        };
+        nb::gil_scoped_release unlocked;
+        one(0);
+        bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) one(static_cast<std::uint32_t>(i));
+        const auto enqueued = std::chrono::steady_clock::now();
+        bfly::rt::check(bfly::rt::driver().StreamSynchronize(reinterpret_cast<CUstream>(s)), "cuStreamSynchronize");
+        const auto done = std::chrono::steady_clock::now();
+        return std::make_tuple(std::chrono::duration<double>(enqueued - start).count() / calls,
+                               std::chrono::duration<double>(done - start).count() / calls);
+      },
+      "weights"_a, "type"_a, "M"_a, "K"_a, "ld"_a, "out"_a, "stream"_a, "calls"_a, "path"_a = "sampler");
 }
