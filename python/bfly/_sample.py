@@ -227,14 +227,23 @@ def _draw(x, num_samples, replacement, logits, temperature, seed, offset, out):
         if call.M > 0:
             _cpu.kernel(call.spec).run(call, _pointer(result), 0)
         return result
-    # CuPy: its current stream is that of the current device, so the array's device is made current first.
+    # CuPy: its current stream and allocations are the current device's, so the array's device is made current
+    # first (when it is not already).
     cupy = sys.modules["cupy"]
+    if cupy.cuda.runtime.getDevice() == w.device_index:
+        return _launch_cupy(cupy, w, index, strides, in_bytes, draws_shape, result, num_samples, replacement, logits,
+                            temperature, seed, offset)
     with cupy.cuda.Device(w.device_index):
-        if result is None:
-            result = cupy.empty(draws_shape, dtype=cupy.int32)
-        _bfly.sample_gpu(index, w.pointer, w.shape, strides, in_bytes, w.device_index, _pointer(result),
-                         num_samples, replacement, logits, temperature, seed, offset,
-                         cupy.cuda.get_current_stream().ptr)
+        return _launch_cupy(cupy, w, index, strides, in_bytes, draws_shape, result, num_samples, replacement, logits,
+                            temperature, seed, offset)
+
+
+def _launch_cupy(cupy, w, index, strides, in_bytes, draws_shape, result, num_samples, replacement, logits,
+                 temperature, seed, offset):
+    if result is None:
+        result = cupy.empty(draws_shape, dtype=cupy.int32)
+    _bfly.sample_gpu(index, w.pointer, w.shape, strides, in_bytes, w.device_index, result.data.ptr, num_samples,
+                     replacement, logits, temperature, seed, offset, cupy.cuda.get_current_stream().ptr)
     return result
 
 
