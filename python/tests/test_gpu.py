@@ -117,6 +117,31 @@ def test_torch_no_copies(torch):
     assert out.min().item() >= 0
 
 
+def test_torch_draws_in_another_thread(torch):
+    # A new thread has no current CUDA context until bfly makes the tensor's device's primary context current, and
+    # its own kernel cache: the draws are the same.
+    import threading
+
+    rng = np.random.default_rng()
+    w = torch.from_numpy(random_weights(rng, 1000, 100)).cuda()
+    seed = int(rng.integers(2**63))
+    expected = bfly.sample(w, 3, seed=seed).cpu()
+    results = {}
+
+    def draw():
+        try:
+            results["draws"] = bfly.sample(w, 3, seed=seed)
+            torch.cuda.current_stream().synchronize()
+        except Exception as error:  # reported by the assertion below
+            results["error"] = error
+
+    thread = threading.Thread(target=draw)
+    thread.start()
+    thread.join()
+    assert "error" not in results, results.get("error")
+    assert torch.equal(results["draws"].cpu(), expected)
+
+
 def test_torch_argument_errors(torch):
     w = torch.ones(4, 10, device="cuda")
     with pytest.raises(ValueError, match="out"):
