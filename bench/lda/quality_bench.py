@@ -141,28 +141,37 @@ class Scorer:
         return math.exp(-np.log(np.maximum(p, 1e-300)).sum() / len(self.scored_doc))
 
     def npmi(self, phi, top=10):
-        top_words = top_word_sets(phi, top)
+        top_words = top_word_sets(phi, top)  # K x top
+        used, row = np.unique(top_words, return_inverse=True)
+        row = row.reshape(top_words.shape)
+        # The training documents of each top word as a bitset; a pair's co-occurrences are the bits of an AND.
+        present = np.zeros(self.train_docs, dtype=bool)
+        bitsets = np.empty((len(used), (self.train_docs + 7) // 8), dtype=np.uint8)
+        for i, w in enumerate(used):
+            docs = self.post_doc[self.post_start[w]:self.post_start[w + 1]]
+            present[docs] = True
+            bitsets[i] = np.packbits(present)
+            present[docs] = False
+        single = (self.post_start[used + 1] - self.post_start[used]).astype(np.float64)  # documents holding each
+        a, b = np.triu_indices(top, 1)
+        both = np.empty((len(top_words), len(a)))
+        for first in range(0, len(top_words), 32):  # 32 topics' pairs at a time
+            r = row[first:first + 32]
+            both[first:first + 32] = popcount(bitsets[r[:, a]] & bitsets[r[:, b]]).sum(axis=2)
         D = float(self.train_docs)
-        upper = np.triu_indices(top, 1)
-        bits = np.zeros(self.train_docs, dtype=np.uint32)  # per document: which of the topic's words it holds
-        scores = []
-        for words in top_words:
-            touched = []
-            for j, w in enumerate(words):
-                docs = self.post_doc[self.post_start[w]:self.post_start[w + 1]]
-                bits[docs] |= np.uint32(1 << j)
-                touched.append(docs)
-            touched = np.unique(np.concatenate(touched))
-            present = ((bits[touched][:, None] >> np.arange(top, dtype=np.uint32)) & 1).astype(np.float32)
-            bits[touched] = 0
-            counts = (present.T @ present).astype(np.float64)
-            both, single = counts[upper], np.diag(counts)
-            p_both, p_a, p_b = both / D, single[upper[0]] / D, single[upper[1]] / D
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.where(both == 0, -1.0,
-                                 np.where(p_both >= 1, 1.0, np.log(p_both / (p_a * p_b)) / -np.log(p_both)))
-            scores.append(value.mean())
-        return float(np.mean(scores))
+        p_both, p_a, p_b = both / D, single[row[:, a]] / D, single[row[:, b]] / D
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(both == 0, -1.0,
+                             np.where(p_both >= 1, 1.0, np.log(p_both / (p_a * p_b)) / -np.log(p_both)))
+        return float(np.mean(value.mean(axis=1)))
+
+
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def popcount(x):
+    """Set bits of each byte of a uint8 array."""
+    return np.bitwise_count(x) if hasattr(np, "bitwise_count") else _BYTE_BITS[x]
 
 
 def top_word_sets(phi, top):
