@@ -6,10 +6,10 @@ CPU threads), on the same tokens, the same held-out documents and the same fixed
 For each corpus (plain text, one document per line) the tokens are bfly-lda's (`bfly-lda --text FILE --save-corpus`);
 a seeded tenth of the documents is held out and the vocabulary is cut to the words of the training documents (the
 CSV's `split` column, a hash of the training and held-out tokens, is the same in every run on the same corpus).
-Every system trains on the rest; at checkpoints along its run, spaced about 2x apart in training seconds up to its
-budget (bfly-lda: one run continued with --resume from checkpoint to checkpoint, timed by loglik.csv's
-train_seconds; tomotopy: train() calls; scikit-learn: partial_fit over mini-batches), its topic-word matrix phi is
-scored by one method for all:
+Every system trains on the rest; at checkpoints along its run, spaced about 2x (--growth) apart in training seconds
+up to its budget (bfly-lda: one run continued with --resume from checkpoint to checkpoint, timed by loglik.csv's
+train_seconds; tomotopy: train() calls; scikit-learn: partial_fit over mini-batches, the batches doubling), its
+topic-word matrix phi is scored by one method for all:
   - held-out perplexity by document completion: each held-out document's even tokens fix theta (30 fixed-point
     fold-in steps theta <- alpha + theta * sum_w n_w phi_w / (theta . phi_w), phi fixed), its odd tokens are scored:
     exp(-sum log(theta . phi_w) / scored tokens);
@@ -222,7 +222,7 @@ def run_bfly(args, corpus, K, estimate, emit):
     if args.bfly_iterations:
         schedule = iter(args.bfly_iterations)
     else:
-        schedule = checkpoints_in_time(args.bfly_seconds)
+        schedule = checkpoints_in_time(args.bfly_seconds, args.growth)
         next(schedule)
     iterations, wall, first = args.bfly_first if not args.bfly_iterations else next(schedule), 0.0, True
     while iterations is not None:
@@ -262,7 +262,7 @@ def run_tomotopy(args, corpus, K, emit):
     model.train(0, workers=args.workers)  # initialisation, counted in the seconds
     seconds = time.perf_counter() - start
     column = None
-    schedule = checkpoints_in_time(args.seconds)
+    schedule = checkpoints_in_time(args.seconds, args.growth)
     next(schedule)
     done, target = 0, 10
     while target is not None:
@@ -337,6 +337,8 @@ def main():
     p.add_argument("--bfly-iterations", default="",
                    help="bfly-lda's checkpoints as iteration counts (e.g. 30,100,300), instead of --bfly-seconds")
     p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
+    p.add_argument("--growth", type=float, default=2.0,
+                   help="ratio of the training seconds of successive checkpoints (tomotopy and bfly-lda)")
     p.add_argument("--workers", type=int, default=os.cpu_count())
     p.add_argument("--sklearn-batch", type=int, default=4096)
     p.add_argument("--max-docs", type=int, default=0, help="use only the first N documents of each corpus")

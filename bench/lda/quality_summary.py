@@ -108,7 +108,8 @@ def plot(by_case, out_dir, label):
             if system == REFERENCE:  # the level to reach
                 left.axhline(curve[-1][1], color=line.get_color(), linestyle=":", linewidth=1)
                 right.axhline(curve[-1][2], color=line.get_color(), linestyle=":", linewidth=1)
-        for axis, what in ((left, "held-out perplexity (lower is better)"), (right, "NPMI, top 10 words (higher is better)")):
+        for axis, what in ((left, "held-out perplexity (lower is better)"),
+                           (right, "NPMI, top 10 words (higher is better)")):
             axis.set_xscale("log")
             if axis is left:
                 axis.set_yscale("log")
