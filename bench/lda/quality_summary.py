@@ -9,8 +9,8 @@ per corpus and K, held-out perplexity and NPMI against training seconds on a log
 
     bench/lda/quality_summary.py bench/results/h100-...-lda-quality-*.csv --label h100-... --out-dir bench/results
 
-Rows of one (corpus, K, system, step) in several files: the file given last wins. Rows of one corpus scored on
-different held-out splits (the `split` column, where the CSVs have it) are an error.
+A run (corpus, K, system) in several files: the file given last wins, all of its rows. Rows of one corpus scored
+on different held-out splits (the `split` column, where the CSVs have it) are an error.
 """
 import argparse
 import csv
@@ -23,13 +23,15 @@ REFERENCE = "tomotopy"
 
 
 def read_rows(paths):
-    merged = {}
+    merged = {}  # (corpus, K, system) -> that run's rows, from the last file that has it
     for path in paths:
+        runs = {}
         with open(path, newline="") as f:
             for row in csv.DictReader(f):
                 row = {field: row.get(field, "") or "" for field in FIELDS}
-                merged[(row["corpus"], int(row["K"]), row["system"], int(row["step"]))] = row
-    rows = list(merged.values())
+                runs.setdefault((row["corpus"], int(row["K"]), row["system"]), []).append(row)
+        merged.update(runs)
+    rows = [row for run in merged.values() for row in run]
     splits = {}
     for row in rows:
         if row["split"]:
