@@ -204,9 +204,13 @@ def checkpoints_in_time(budget, growth=2.0):
     `budget`: a generator told, after each checkpoint, (iterations done, seconds so far); it yields the next total.
     The last one aims a little past the budget, so that a slower iteration than predicted does not leave a sliver."""
     done, seconds = yield
+    last_done, last_seconds = 0, 0.0
     while seconds < 0.95 * budget:
         target = min(1.03 * budget, seconds * growth)
-        done, seconds = yield done + max(1, round((target - seconds) * done / max(seconds, 1e-9)))
+        # Seconds per iteration from the last stretch (the first one also holds start-up costs).
+        rate = max(seconds - last_seconds, 1e-9) / max(done - last_done, 1)
+        last_done, last_seconds = done, seconds
+        done, seconds = yield done + max(1, round((target - seconds) / rate))
 
 
 def run_bfly(args, corpus, K, estimate, emit):

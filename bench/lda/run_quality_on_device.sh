@@ -7,8 +7,8 @@
 # --corpora: wordnet (the WordNet glosses) and/or kjv (the King James Bible, a chapter per document), default both;
 # --topics (default 64,1024); --systems (default bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn); --seconds: the
 # training seconds of tomotopy (all CPU threads) and scikit-learn (if it can be imported, or installed from .whl)
-# each (default 25); --bfly-seconds: of each bfly-lda run (default 5); --gpu-tests: first run the GPU tests of
-# inference (build-deps/bin/bfly_gpu_tests, copied there from build/tests/gpu/ on the build machine); any other
+# each (default 25); --bfly-seconds: of each bfly-lda run (default 5); --gpu-tests FILTER: first run those GPU tests
+# (a gtest filter; build-deps/bin/bfly_gpu_tests, copied there from build/tests/gpu/ on the build machine); any other
 # argument goes to bench/lda/quality_bench.py. Held-out perplexity and NPMI against training seconds, at checkpoints
 # about 2x apart in seconds; scoring a checkpoint takes about 0.5 s at K = 64 and 5 s at K = 1024 on top.
 # Outputs in $OUT (default bench/results): <device>-<date>-lda-quality-<corpora>-k<topics>-<systems>.csv and
@@ -20,7 +20,7 @@ root=$(pwd)
 OUT=${OUT:-$root/bench/results}
 mkdir -p "$OUT"
 corpora=wordnet,kjv topics=64,1024 systems=bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn seconds=25 bfly_seconds=5
-gpu_tests=0 bench_args=()
+gpu_tests='' bench_args=()
 while (($#)); do
   case $1 in
     --corpora) corpora=$2; shift 2 ;;
@@ -28,7 +28,7 @@ while (($#)); do
     --systems) systems=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --bfly-seconds) bfly_seconds=$2; shift 2 ;;
-    --gpu-tests) gpu_tests=1; shift ;;
+    --gpu-tests) gpu_tests=$2; shift 2 ;;
     *) bench_args+=("$1"); shift ;;
   esac
 done
@@ -57,9 +57,9 @@ fi
 "$bfly" --version && "$bfly" --check-device || return 3
 export BFLY_CACHE_DIR=$root/build-device/bfly-cache
 
-if ((gpu_tests)) && [[ -x "$root/build-deps/bin/bfly_gpu_tests" ]]; then
-  step "GPU tests of inference (build-deps/bin/bfly_gpu_tests, built on the build machine)"
-  "$root/build-deps/bin/bfly_gpu_tests" --gtest_filter='GpuLdaInference*:GpuLdaGeneratedZStep*' 2>&1 | tail -8
+if [[ -n $gpu_tests && -x "$root/build-deps/bin/bfly_gpu_tests" ]]; then
+  step "GPU tests $gpu_tests (build-deps/bin/bfly_gpu_tests, built on the build machine)"
+  "$root/build-deps/bin/bfly_gpu_tests" --gtest_filter="$gpu_tests" 2>&1 | grep -E '^\[ +(OK|FAILED|PASSED|SKIPPED) ' | tail -40
 fi
 
 step "Python packages"
