@@ -2,8 +2,10 @@
 """Merges the CSVs of bench/lda/quality_bench.py (one per piece of the bench) and, per corpus and K, compares
 bfly-lda's curves with tomotopy's end: tomotopy's held-out perplexity and NPMI at its last checkpoint (and its
 training seconds), the first checkpoint at which each bfly-lda estimate is at least as good on each measure (its
-training seconds, or "not reached"), and bfly-lda's last checkpoint. scikit-learn's last checkpoint is listed
-beside tomotopy's. Writes a markdown table (stdout, and --table FILE), the merged CSV (--merged FILE) and one plot
+training seconds, or "not reached"), and bfly-lda's last checkpoint; "start-up" is the wall clock of bfly-lda's
+first checkpoint less its training seconds (reading the corpus, the device, compiling or loading the kernels,
+writing the outputs), which a user's one run pays on top of the training seconds. scikit-learn's last checkpoint is
+listed beside tomotopy's. Writes a markdown table (stdout, and --table FILE), the merged CSV (--merged FILE) and one plot
 per corpus and K, held-out perplexity and NPMI against training seconds on a log axis
 (<out-dir>/<label>-lda-quality-<corpus>-k<K>.png).
 
@@ -44,47 +46,49 @@ def read_rows(paths):
 
 
 def curves(rows):
-    """{(corpus, K): {system: [(seconds, perplexity, npmi, step), ...] in order of steps}}"""
+    """{(corpus, K): {system: [(seconds, perplexity, npmi, step, wall seconds), ...] in order of steps}}"""
     result = {}
     for r in rows:
         result.setdefault((r["corpus"], int(r["K"])), {}).setdefault(r["system"], []).append(
-            (float(r["train_seconds"]), float(r["heldout_perplexity"]), float(r["npmi"]), int(r["step"])))
+            (float(r["train_seconds"]), float(r["heldout_perplexity"]), float(r["npmi"]), int(r["step"]),
+             float(r["wall_seconds"] or "nan")))
     return result
 
 
 def first_reaching(curve, better):
     """Seconds of the first checkpoint for which better(perplexity, npmi) holds, or None."""
-    return next((seconds for seconds, perplexity, npmi, _ in curve if better(perplexity, npmi)), None)
+    return next((seconds for seconds, perplexity, npmi, *_ in curve if better(perplexity, npmi)), None)
 
 
 def summary_table(by_case):
     seconds = lambda s: "not reached" if s is None else f"{s:.3g}"
     lines = ["| corpus | K | tomotopy end: s (iterations) | perplexity | NPMI | bfly-lda | perplexity reached at s | "
-             "NPMI reached at s | bfly-lda end: s (iterations) | perplexity | NPMI |",
-             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "NPMI reached at s | bfly-lda end: s (iterations) | perplexity | NPMI | bfly-lda start-up s |",
+             "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     others = []
     for (corpus, K), systems in sorted(by_case.items(), key=lambda item: (item[0][0] != "wordnet", item[0])):
         reference = systems.get(REFERENCE)
         if not reference:
             print(f"{corpus}, K = {K}: no {REFERENCE} rows, no comparison", file=sys.stderr)
             continue
-        ref_s, ref_p, ref_n, ref_step = reference[-1]
+        ref_s, ref_p, ref_n, ref_step, _ = reference[-1]
         bfly = sorted(system for system in systems if system.startswith("bfly-lda"))
         for i, system in enumerate(bfly or ["(none)"]):
             head = (f"| {corpus} | {K} | {ref_s:.3g} ({ref_step}) | {ref_p:.0f} | {ref_n:.3f} |" if i == 0
                     else "| | | | | |")
             if system == "(none)":
-                lines.append(head + " no bfly-lda rows | | | | | |")
+                lines.append(head + " no bfly-lda rows | | | | | | |")
                 continue
             curve = systems[system]
-            end_s, end_p, end_n, end_step = curve[-1]
+            end_s, end_p, end_n, end_step, _ = curve[-1]
+            first_s, _, _, _, first_wall = curve[0]  # the first process: its wall clock less its iterations
             lines.append(f"{head} {system[len('bfly-lda-'):]} | "
                          f"{seconds(first_reaching(curve, lambda p, n: p <= ref_p))} | "
                          f"{seconds(first_reaching(curve, lambda p, n: n >= ref_n))} | "
-                         f"{end_s:.3g} ({end_step}) | {end_p:.0f} | {end_n:.3f} |")
+                         f"{end_s:.3g} ({end_step}) | {end_p:.0f} | {end_n:.3f} | {first_wall - first_s:.2g} |")
         for system in sorted(systems):
             if system != REFERENCE and not system.startswith("bfly-lda"):
-                s, p, n, step = systems[system][-1]
+                s, p, n, step, _ = systems[system][-1]
                 others.append(f"| {corpus} | {K} | {system} | {s:.3g} ({step}) | {p:.0f} | {n:.3f} |")
     if others:
         lines += ["", "| corpus | K | other system | end: s (checkpoint) | perplexity | NPMI |",
@@ -104,9 +108,9 @@ def plot(by_case, out_dir, label):
     for (corpus, K), systems in sorted(by_case.items()):
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
         for system, curve in sorted(systems.items()):
-            x = [max(seconds, 1e-3) for seconds, *_ in curve]
-            line, = left.plot(x, [p for _, p, _, _ in curve], "o-", markersize=3, label=system)
-            right.plot(x, [n for _, _, n, _ in curve], "o-", markersize=3, color=line.get_color())
+            x = [max(point[0], 1e-3) for point in curve]
+            line, = left.plot(x, [point[1] for point in curve], "o-", markersize=3, label=system)
+            right.plot(x, [point[2] for point in curve], "o-", markersize=3, color=line.get_color())
             if system == REFERENCE:  # the level to reach
                 left.axhline(curve[-1][1], color=line.get_color(), linestyle=":", linewidth=1)
                 right.axhline(curve[-1][2], color=line.get_color(), linestyle=":", linewidth=1)
