@@ -27,6 +27,7 @@ One invocation may run one piece of the bench (a corpus, a K, a system) and writ
         --corpus kjv=kjv-chapters.txt --topics 64,1024 --systems bfly-lda-mean,bfly-lda-draw --bfly-seconds 5 ...
 """
 import argparse
+import concurrent.futures
 import csv
 import datetime
 import hashlib
@@ -400,7 +401,15 @@ def main():
                 for system in systems:
                     try:
                         if system.startswith("bfly-lda-"):
-                            run_bfly(args, corpus, K, system[len("bfly-lda-"):], emit)
+                            # Scored on another thread while the GPU trains to the next checkpoint (numpy releases
+                            # the GIL); training on the CPU, and the CPU systems, are scored between their steps.
+                            threads = 0 if args.bfly_device == "cpu" else 1
+                            with concurrent.futures.ThreadPoolExecutor(max_workers=max(threads, 1)) as scoring:
+                                pending = []
+                                later = lambda *row: pending.append(scoring.submit(emit, *row))
+                                run_bfly(args, corpus, K, system[len("bfly-lda-"):], later if threads else emit)
+                                for row in pending:
+                                    row.result()  # in order; raises what scoring raised
                         elif system == "tomotopy":
                             run_tomotopy(args, corpus, K, emit)
                         else:

@@ -10,7 +10,8 @@
 # each (default 25); --bfly-seconds: of each bfly-lda run (default 5); --gpu-tests FILTER: first run those GPU tests
 # (a gtest filter; build-deps/bin/bfly_gpu_tests, copied there from build/tests/gpu/ on the build machine); any other
 # argument goes to bench/lda/quality_bench.py. Held-out perplexity and NPMI against training seconds, at checkpoints
-# about 2x apart in seconds; scoring a checkpoint takes about 0.5 s at K = 64 and 5 s at K = 1024 on top.
+# about 2x apart in seconds; scoring a checkpoint takes about 0.3 s at K = 64 and 3-5 s at K = 1024 (on top of the
+# CPU systems' seconds; bfly-lda's are scored while the GPU trains on).
 # Outputs in $OUT (default bench/results): <device>-<date>-lda-quality-<corpora>-k<topics>-<systems>.csv and
 # lda-quality-<corpora>-k<topics>-<systems>.log; bench/lda/quality_summary.py merges the pieces into the table and
 # the plots.
