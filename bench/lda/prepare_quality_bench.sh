@@ -7,7 +7,7 @@
 #   build-deps/corpora/kjv-chapters.txt.gz     the King James Bible, one chapter per line (fetch_kjv_corpus.sh)
 #   build-deps/bin/bfly-lda                    bfly-lda built here (Release, stripped); the device script builds
 #                                              its own when this one does not start there
-#   build-deps/bin/bfly_gpu_tests              the GPU tests (the device script runs those of inference)
+#   build-deps/bin/bfly_gpu_tests              the GPU tests (the device script runs those named by --gpu-tests)
 #   .whl/tomotopy-*.whl                        tomotopy (abi3: any CPython >= 3.9)
 #   with --with-sklearn 3.X: .whl/ also gets scikit-learn, scipy, joblib and threadpoolctl for CPython 3.X
 #   (about 45 MB more: with it the carried files pass the device's 64 MiB limit unless bfly-lda is left out;

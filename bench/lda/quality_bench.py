@@ -4,9 +4,11 @@
 CPU threads), on the same tokens, the same held-out documents and the same fixed priors.
 
 For each corpus (plain text, one document per line) the tokens are bfly-lda's (`bfly-lda --text FILE --save-corpus`);
-a seeded tenth of the documents is held out and the vocabulary is cut to the words of the training documents.
-Every system trains on the rest; at checkpoints along its run (bfly-lda: separate runs of increasing --iterations,
-timed by loglik.csv's train_seconds; tomotopy: train() calls; scikit-learn: partial_fit over mini-batches) its
+a seeded tenth of the documents is held out and the vocabulary is cut to the words of the training documents (the
+CSV's `split` column, a hash of the training and held-out tokens, is the same in every run on the same corpus).
+Every system trains on the rest; at checkpoints along its run, spaced about 2x (--growth) apart in training seconds
+up to its budget (bfly-lda: one run continued with --resume from checkpoint to checkpoint, timed by loglik.csv's
+train_seconds; tomotopy: train() calls; scikit-learn: partial_fit over mini-batches, the batches doubling), its
 topic-word matrix phi is scored by one method for all:
   - held-out perplexity by document completion: each held-out document's even tokens fix theta (30 fixed-point
     fold-in steps theta <- alpha + theta * sum_w n_w phi_w / (theta . phi_w), phi fixed), its odd tokens are scored:
@@ -16,15 +18,19 @@ topic-word matrix phi is scored by one method for all:
 The seconds are training seconds only (scoring is not counted). bfly-lda's own Gibbs evaluation
 (`bfly-lda evaluate`) of its last model is recorded too, in the column bfly_evaluate_perplexity.
 
-Writes <out-dir>/<label>-lda-quality.csv and a plot per corpus and K (<label>-lda-quality-<corpus>-k<K>.png).
+One invocation may run one piece of the bench (a corpus, a K, a system) and writes its own CSV (or appends to
+--csv with --append); bench/lda/quality_summary.py merges the pieces, writes the table and the plots:
 
     bench/lda/quality_bench.py --bfly-lda build/tools/bfly-lda/bfly-lda \\
-        --corpus wordnet=build-deps/corpora/wordnet-glosses.txt --corpus kjv=build-deps/corpora/kjv-chapters.txt \\
-        --topics 64,1024 --out-dir bench/results --label h100-...
+        --corpus wordnet=wordnet-glosses.txt --topics 64 --systems tomotopy --seconds 300 --label h100-...
+    bench/lda/quality_bench.py --bfly-lda build/tools/bfly-lda/bfly-lda --corpus wordnet=wordnet-glosses.txt \\
+        --corpus kjv=kjv-chapters.txt --topics 64,1024 --systems bfly-lda-mean,bfly-lda-draw --bfly-seconds 5 ...
 """
 import argparse
+import concurrent.futures
 import csv
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -36,7 +42,7 @@ import time
 import numpy as np
 
 FIELDS = ["corpus", "K", "system", "step", "train_seconds", "wall_seconds", "heldout_perplexity", "npmi",
-          "ll_per_token", "bfly_evaluate_perplexity", "device"]
+          "ll_per_token", "bfly_evaluate_perplexity", "device", "split"]
 
 
 # ---------------------------------------------------------------------------------------------------- corpus
@@ -108,6 +114,13 @@ class Scorer:
         self.obs_starts = np.flatnonzero(np.r_[True, np.diff(self.obs_doc) != 0])  # one per document
         self.scored_doc, self.scored_word = np.concatenate(self.scored_doc), np.concatenate(self.scored_word)
         self.D = len(test)
+        try:  # rows of the observed entries summed per document: a sparse product (3x np.add.reduceat's speed)
+            from scipy.sparse import csr_matrix
+            entries = len(self.obs_doc)
+            by_document = csr_matrix((np.ones(entries), (self.obs_doc, np.arange(entries))), shape=(self.D, entries))
+            self.sum_per_document = lambda rows: by_document @ rows
+        except ImportError:
+            self.sum_per_document = lambda rows: np.add.reduceat(rows, self.obs_starts, axis=0)
         # Posting lists of the training documents: for word w, the documents that contain it.
         pair_doc = np.concatenate([np.full(len(u), m) for m, u in enumerate(np.unique(d) for d in corpus["train"])])
         pair_word = np.concatenate([np.unique(d) for d in corpus["train"]])
@@ -123,34 +136,59 @@ class Scorer:
         theta = np.full((self.D, K), 1.0 / K)
         for _ in range(self.steps):
             weight = self.obs_count / np.maximum(np.einsum("ij,ij->i", theta[self.obs_doc], P), 1e-300)
-            theta = self.alpha + theta * np.add.reduceat(P * weight[:, None], self.obs_starts, axis=0)
+            theta = self.alpha + theta * self.sum_per_document(P * weight[:, None])
             theta /= theta.sum(axis=1, keepdims=True)
         p = np.einsum("ij,ij->i", theta[self.scored_doc], phi[self.scored_word])
         return math.exp(-np.log(np.maximum(p, 1e-300)).sum() / len(self.scored_doc))
 
     def npmi(self, phi, top=10):
-        top_words = np.argsort(-np.asarray(phi), axis=0, kind="stable")[:top].T  # K x top
+        top_words = top_word_sets(phi, top)  # K x top
+        used, row = np.unique(top_words, return_inverse=True)
+        row = row.reshape(top_words.shape)
+        # The training documents of each top word as a bitset; a pair's co-occurrences are the bits of an AND.
+        present = np.zeros(self.train_docs, dtype=bool)
+        bitsets = np.empty((len(used), (self.train_docs + 7) // 8), dtype=np.uint8)
+        for i, w in enumerate(used):
+            docs = self.post_doc[self.post_start[w]:self.post_start[w + 1]]
+            present[docs] = True
+            bitsets[i] = np.packbits(present)
+            present[docs] = False
+        single = (self.post_start[used + 1] - self.post_start[used]).astype(np.float64)  # documents holding each
+        a, b = np.triu_indices(top, 1)
+        both = np.empty((len(top_words), len(a)))
+        for first in range(0, len(top_words), 32):  # 32 topics' pairs at a time
+            r = row[first:first + 32]
+            both[first:first + 32] = popcount(bitsets[r[:, a]] & bitsets[r[:, b]]).sum(axis=2)
         D = float(self.train_docs)
-        upper = np.triu_indices(top, 1)
-        bits = np.zeros(self.train_docs, dtype=np.uint32)  # per document: which of the topic's words it holds
-        scores = []
-        for words in top_words:
-            touched = []
-            for j, w in enumerate(words):
-                docs = self.post_doc[self.post_start[w]:self.post_start[w + 1]]
-                bits[docs] |= np.uint32(1 << j)
-                touched.append(docs)
-            touched = np.unique(np.concatenate(touched))
-            present = ((bits[touched][:, None] >> np.arange(top, dtype=np.uint32)) & 1).astype(np.float32)
-            bits[touched] = 0
-            counts = (present.T @ present).astype(np.float64)
-            both, single = counts[upper], np.diag(counts)
-            p_both, p_a, p_b = both / D, single[upper[0]] / D, single[upper[1]] / D
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.where(both == 0, -1.0,
-                                 np.where(p_both >= 1, 1.0, np.log(p_both / (p_a * p_b)) / -np.log(p_both)))
-            scores.append(value.mean())
-        return float(np.mean(scores))
+        p_both, p_a, p_b = both / D, single[row[:, a]] / D, single[row[:, b]] / D
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.where(both == 0, -1.0,
+                             np.where(p_both >= 1, 1.0, np.log(p_both / (p_a * p_b)) / -np.log(p_both)))
+        return float(np.mean(value.mean(axis=1)))
+
+
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def popcount(x):
+    """Set bits of each byte of a uint8 array."""
+    return np.bitwise_count(x) if hasattr(np, "bitwise_count") else _BYTE_BITS[x]
+
+
+def top_word_sets(phi, top):
+    """K x top: for each topic (column of phi, V x K) the indices of its `top` most probable words, the set a stable
+    sort by decreasing probability would give (ties go to the lower word index), in no particular order. A
+    partition, not a sort: sorting a 33759 x 1024 phi took 4 s of the scoring's 7."""
+    rows = np.ascontiguousarray(np.asarray(phi).T)  # K x V
+    V = rows.shape[1]
+    if top >= V:
+        return np.tile(np.arange(V), (rows.shape[0], 1))
+    threshold = np.partition(rows, V - top, axis=1)[:, V - top]  # each topic's top-th largest probability
+    result = np.empty((rows.shape[0], top), dtype=np.int64)
+    for k, (row, cut) in enumerate(zip(rows, threshold)):
+        above = np.flatnonzero(row > cut)
+        result[k] = np.concatenate([above, np.flatnonzero(row == cut)[:top - len(above)]])
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------- systems
@@ -162,59 +200,93 @@ def read_matrix(path):
     return np.fromfile(path, dtype=np.float32 if size == 4 else np.float64, offset=32).reshape(rows, cols)
 
 
-def run_bfly(args, corpus, K, estimate, scorer, emit):
+def checkpoints_in_time(budget, growth=2.0):
+    """The iteration counts of a run's checkpoints, spaced about `growth` times apart in training seconds up to
+    `budget`: a generator told, after each checkpoint, (iterations done, seconds so far); it yields the next total.
+    The last one aims a little past the budget, so that a slower iteration than predicted does not leave a sliver."""
+    done, seconds = yield
+    last_done, last_seconds = 0, 0.0
+    while seconds < 0.95 * budget:
+        target = min(1.03 * budget, seconds * growth)
+        # Seconds per iteration from the last stretch (the first one also holds start-up costs).
+        rate = max(seconds - last_seconds, 1e-9) / max(done - last_done, 1)
+        last_done, last_seconds = done, seconds
+        done, seconds = yield done + max(1, round((target - seconds) / rate))
+
+
+def run_bfly(args, corpus, K, estimate, emit):
+    """One training run, continued (--resume, which continues exactly) from checkpoint to checkpoint: the seconds
+    are the run's own (loglik.csv's train_seconds, the iterations only), phi is scored at each checkpoint. wall_seconds
+    adds up the processes' wall clock (corpus upload, kernel compilation, writing the outputs included)."""
     base = corpus["dir"]
-    for iterations in args.bfly_iterations:
-        out = os.path.join(base, f"bfly-{estimate}-k{K}-{iterations}")
-        command = [args.bfly_lda, "--docword", os.path.join(base, "train.docword.txt"), "--vocab",
-                   os.path.join(base, "vocab.txt"), "--topics", str(K), "--alpha", str(args.alpha), "--beta",
-                   str(args.beta), "--iterations", str(iterations), "--estimate", estimate, "--seed", "1",
-                   "--quiet", "--show-topics", "0", "--device", args.bfly_device, "--out", out]
-        if args.bfly_device == "cpu":
-            command += ["--cpu-zstep", "reference"]
+    out = os.path.join(base, f"bfly-{estimate}-k{K}")
+    corpus_args = ["--docword", os.path.join(base, "train.docword.txt"), "--vocab", os.path.join(base, "vocab.txt")]
+    run_args = ["--quiet", "--show-topics", "0", "--device", args.bfly_device]
+    if args.bfly_device == "cpu":
+        run_args += ["--cpu-zstep", "reference"]
+    if args.bfly_iterations:
+        schedule = iter(args.bfly_iterations)
+    else:
+        schedule = checkpoints_in_time(args.bfly_seconds, args.growth)
+        next(schedule)
+    iterations, wall, first = args.bfly_first if not args.bfly_iterations else next(schedule), 0.0, True
+    while iterations is not None:
+        if first:
+            command = [args.bfly_lda, *corpus_args, "--topics", str(K), "--alpha", str(args.alpha), "--beta",
+                       str(args.beta), "--estimate", estimate, "--seed", "1", "--out", out]
+        else:
+            command = [args.bfly_lda, *corpus_args, "--resume", out]
         start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - start
+        subprocess.run(command + ["--iterations", str(iterations)] + run_args, check=True, stdout=subprocess.DEVNULL)
+        wall += time.perf_counter() - start
+        first = False
         last = list(csv.DictReader(open(os.path.join(out, "loglik.csv"))))[-1]
-        phi = read_matrix(os.path.join(out, "phi.bin"))
+        seconds, done = float(last["train_seconds"]), iterations
+        try:
+            iterations = next(schedule) if args.bfly_iterations else schedule.send((done, seconds))
+        except StopIteration:
+            iterations = None
         own = ""
-        if iterations == args.bfly_iterations[-1]:  # bfly-lda's own Gibbs evaluation of its last model
+        if iterations is None:  # bfly-lda's own Gibbs evaluation of its last model
             subprocess.run([args.bfly_lda, "evaluate", "--model", out, "--docword",
                             os.path.join(base, "test.docword.txt"), "--vocab", os.path.join(base, "vocab.txt"),
                             "--device", args.bfly_device, "--out", out], check=True, stdout=subprocess.DEVNULL)
             own = json.load(open(os.path.join(out, "metrics.json")))["heldout_perplexity"]
-        emit(f"bfly-lda-{estimate}", iterations, float(last["train_seconds"]), wall, phi,
+        emit(f"bfly-lda-{estimate}", done, seconds, wall, read_matrix(os.path.join(out, "phi.bin")),
              float(last["ll_per_token"]), own)
 
 
-def run_tomotopy(args, corpus, K, scorer, emit):
+def run_tomotopy(args, corpus, K, emit):
     import tomotopy as tp
     words = corpus["words"]
     model = tp.LDAModel(k=K, alpha=args.alpha, eta=args.beta, seed=1, min_cf=0, rm_top=0)
     for d in corpus["train"]:
         model.add_doc([words[w] for w in d])
     model.optim_interval = 0  # fixed priors, as bfly-lda's
-    seconds = 0.0
     start = time.perf_counter()
-    model.train(0, workers=args.workers)
-    seconds += time.perf_counter() - start
+    model.train(0, workers=args.workers)  # initialisation, counted in the seconds
+    seconds = time.perf_counter() - start
     column = None
-    done, step = 0, 10
-    while seconds < args.seconds:
+    schedule = checkpoints_in_time(args.seconds, args.growth)
+    next(schedule)
+    done, target = 0, 10
+    while target is not None:
         start = time.perf_counter()
-        model.train(step, workers=args.workers)
+        model.train(target - done, workers=args.workers)
         seconds += time.perf_counter() - start
-        done += step
+        done = target
         if column is None:
             index = {w: i for i, w in enumerate(model.used_vocabs)}
             column = np.array([index[w] for w in words])
         phi = np.stack([np.asarray(model.get_topic_word_dist(k))[column] for k in range(K)], axis=1)
         emit("tomotopy", done, seconds, seconds, phi, model.ll_per_word, "")
-        # Checkpoints at 10, 20, 40, 80, ... iterations, the last one cut to what fits in the time left.
-        step = max(1, min(done, int((args.seconds - seconds) * done / seconds) + 1))
+        try:
+            target = schedule.send((done, seconds))
+        except StopIteration:
+            target = None
 
 
-def run_sklearn(args, corpus, K, scorer, emit):
+def run_sklearn(args, corpus, K, emit):
     from scipy.sparse import csr_matrix
     from sklearn.decomposition import LatentDirichletAllocation
     rows, cols, vals = [], [], []
@@ -244,35 +316,61 @@ def run_sklearn(args, corpus, K, scorer, emit):
                 break
 
 
+def split_fingerprint(corpus):
+    """A short hash of the training and held-out tokens: equal in every CSV row scored on the same split."""
+    digest = hashlib.sha1()
+    for part in ("train", "test"):
+        for doc in corpus[part]:
+            digest.update(np.asarray(doc, dtype=np.int64).tobytes())
+            digest.update(b"|")
+        digest.update(b"#")
+    return digest.hexdigest()[:12]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--bfly-lda", required=True)
+    p.add_argument("--bfly-lda", required=True, help="bfly-lda binary (it also tokenises the corpora)")
     p.add_argument("--corpus", action="append", required=True, help="NAME=TEXTFILE (one document per line)")
     p.add_argument("--topics", default="64,1024")
+    p.add_argument("--systems", default="bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--beta", type=float, default=0.01)
     p.add_argument("--heldout", type=float, default=0.1)
-    p.add_argument("--bfly-iterations", default="30,100,300,1000,3000")
-    p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
-    p.add_argument("--systems", default="bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
     p.add_argument("--seconds", type=float, default=30, help="training seconds of tomotopy and of scikit-learn each")
+    p.add_argument("--bfly-seconds", type=float, default=5, help="training seconds of each bfly-lda run")
+    p.add_argument("--bfly-first", type=int, default=10, help="iterations of bfly-lda's first checkpoint")
+    p.add_argument("--bfly-iterations", default="",
+                   help="bfly-lda's checkpoints as iteration counts (e.g. 30,100,300), instead of --bfly-seconds")
+    p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
+    p.add_argument("--growth", type=float, default=2.0,
+                   help="ratio of the training seconds of successive checkpoints (tomotopy and bfly-lda)")
     p.add_argument("--workers", type=int, default=os.cpu_count())
     p.add_argument("--sklearn-batch", type=int, default=4096)
     p.add_argument("--max-docs", type=int, default=0, help="use only the first N documents of each corpus")
     p.add_argument("--out-dir", default="bench/results")
-    p.add_argument("--label", default=None, help="file name prefix (default: the GPU's name and the date)")
+    p.add_argument("--label", default=None, help="file name prefix (default: the bfly-lda device and the date)")
+    p.add_argument("--csv", default=None, help="the CSV to write (default: <out-dir>/<label>-lda-quality-"
+                   "<corpora>-k<topics>-<systems>.csv, one file per piece of the bench)")
+    p.add_argument("--append", action="store_true", help="append to the CSV instead of replacing it")
     args = p.parse_args()
-    args.bfly_iterations = [int(x) for x in args.bfly_iterations.split(",")]
+    args.bfly_iterations = [int(x) for x in args.bfly_iterations.split(",") if x]
     systems = args.systems.split(",")
+    unknown = [s for s in systems if s not in ("bfly-lda-mean", "bfly-lda-draw", "tomotopy", "sklearn")]
+    if unknown:
+        sys.exit(f"--systems: unknown system {unknown[0]} (bfly-lda-mean, bfly-lda-draw, tomotopy, sklearn)")
+    topics = [int(k) for k in args.topics.split(",")]
+    corpora = [spec.partition("=") for spec in args.corpus]
     label = args.label or f"{args.bfly_device}-{datetime.date.today().isoformat()}"
     os.makedirs(args.out_dir, exist_ok=True)
-    csv_path = os.path.join(args.out_dir, f"{label}-lda-quality.csv")
-    rows = []
-    with tempfile.TemporaryDirectory() as work, open(csv_path, "w", newline="") as out:
+    csv_path = args.csv or os.path.join(
+        args.out_dir, f"{label}-lda-quality-{'+'.join(name for name, _, _ in corpora)}-k"
+                      f"{'+'.join(map(str, topics))}-{'+'.join(systems)}.csv")
+    append = args.append and os.path.exists(csv_path) and os.path.getsize(csv_path) > 0
+    with tempfile.TemporaryDirectory() as work, open(csv_path, "a" if append else "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=FIELDS)
-        writer.writeheader()
-        for spec in args.corpus:
-            name, _, text = spec.partition("=")
+        if not append:
+            writer.writeheader()
+        for name, _, text in corpora:
             if args.max_docs:
                 head = os.path.join(work, f"{name}.head.txt")
                 with open(text) as src, open(head, "w") as dst:
@@ -282,8 +380,9 @@ def main():
                         dst.write(line)
                 text = head
             corpus = prepare(name, text, args.bfly_lda, work, args.heldout, seed=1)
+            split = split_fingerprint(corpus)
             scorer = Scorer(corpus, args.alpha)
-            for K in [int(k) for k in args.topics.split(",")]:
+            for K in topics:
                 def emit(system, step, train_seconds, wall, phi, ll, own):
                     start = time.perf_counter()
                     row = {"corpus": name, "K": K, "system": system, "step": step,
@@ -291,56 +390,33 @@ def main():
                            "heldout_perplexity": f"{scorer.perplexity(phi):.3f}", "npmi": f"{scorer.npmi(phi):.5f}",
                            "ll_per_token": ll if ll == "" else f"{ll:.6f}",
                            "bfly_evaluate_perplexity": own if own == "" else f"{own:.3f}",
-                           "device": args.bfly_device if system.startswith("bfly") else f"cpu x{args.workers}"}
+                           "device": args.bfly_device if system.startswith("bfly") else f"cpu x{args.workers}",
+                           "split": split}
                     writer.writerow(row)
-                    out.flush()
-                    rows.append(row)
-                    print(f"  {name} K={K} {system:16} step {step:>5}  {train_seconds:8.3f} s  perplexity "
+                    out.flush()  # a run cut short by a time limit keeps its checkpoints so far
+                    print(f"  {name} K={K} {system:16} step {step:>6}  {train_seconds:8.3f} s  perplexity "
                           f"{row['heldout_perplexity']:>10}  NPMI {row['npmi']}  (scored in "
                           f"{time.perf_counter() - start:.1f} s)", flush=True)
+                    return row
                 for system in systems:
                     try:
                         if system.startswith("bfly-lda-"):
-                            run_bfly(args, corpus, K, system[len("bfly-lda-"):], scorer, emit)
+                            # Scored on another thread while the GPU trains to the next checkpoint (numpy releases
+                            # the GIL); training on the CPU, and the CPU systems, are scored between their steps.
+                            threads = 0 if args.bfly_device == "cpu" else 1
+                            with concurrent.futures.ThreadPoolExecutor(max_workers=max(threads, 1)) as scoring:
+                                pending = []
+                                later = lambda *row: pending.append(scoring.submit(emit, *row))
+                                run_bfly(args, corpus, K, system[len("bfly-lda-"):], later if threads else emit)
+                                for row in pending:
+                                    row.result()  # in order; raises what scoring raised
                         elif system == "tomotopy":
-                            run_tomotopy(args, corpus, K, scorer, emit)
-                        elif system == "sklearn":
-                            run_sklearn(args, corpus, K, scorer, emit)
+                            run_tomotopy(args, corpus, K, emit)
                         else:
-                            sys.exit(f"unknown system {system}")
+                            run_sklearn(args, corpus, K, emit)
                     except ImportError as e:
                         print(f"  {system}: skipped ({e})", flush=True)
     print(f"wrote {csv_path}")
-    plot(rows, args.out_dir, label)
-
-
-def plot(rows, out_dir, label):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("no matplotlib: skipping the plots")
-        return
-    for corpus, K in sorted({(r["corpus"], r["K"]) for r in rows}):
-        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-        for system in sorted({r["system"] for r in rows if r["corpus"] == corpus and r["K"] == K}):
-            points = [r for r in rows if r["corpus"] == corpus and r["K"] == K and r["system"] == system]
-            x = [max(float(r["train_seconds"]), 1e-3) for r in points]
-            left.plot(x, [float(r["heldout_perplexity"]) for r in points], "o-", label=system)
-            right.plot(x, [float(r["npmi"]) for r in points], "o-", label=system)
-        for axis, what in ((left, "held-out perplexity (lower is better)"), (right, "NPMI, top 10 words")):
-            axis.set_xscale("log")
-            axis.set_xlabel("training seconds")
-            axis.set_ylabel(what)
-            axis.grid(True, which="both", alpha=0.3)
-        left.legend()
-        fig.suptitle(f"{corpus}, K = {K} ({label})")
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"{label}-lda-quality-{corpus}-k{K}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

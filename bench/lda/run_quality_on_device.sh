@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # The quality bench on the GPU machine, from the repository root, after bench/lda/prepare_quality_bench.sh here
-# (carry "build-deps" and ".whl"):
-#   bash bench/lda/run_quality_on_device.sh
-# bfly-lda (GPU, posterior-mean and draw estimates) against tomotopy (all CPU threads) and scikit-learn (if it can
-# be imported, or installed from .whl) on the WordNet glosses and the KJV chapters, K = 64 and 1024, held-out
-# perplexity and NPMI against training seconds (bench/lda/quality_bench.py). About 6-7 minutes on an H100 machine
-# with 16 cores: tomotopy and scikit-learn train QUALITY_SECONDS (default 25) per corpus and K each.
-# Outputs in $OUT (default bench/results): <device>-<date>-lda-quality.csv, one PNG per corpus and K,
-# lda-quality.log. With build-deps/bin/bfly_gpu_tests (copied there from build/tests/gpu/ on the build machine) it
-# first runs the GPU tests of inference. Environment: QUALITY_SECONDS, QUALITY_TOPICS (default 64,1024), QUALITY_ARGS (more flags).
+# (carry "build-deps" and ".whl"), one piece per call so that each fits a time limit:
+#   bash bench/lda/run_quality_on_device.sh --corpora wordnet --topics 64 --systems tomotopy --seconds 300
+#   bash bench/lda/run_quality_on_device.sh --corpora wordnet,kjv --topics 64,1024 \
+#     --systems bfly-lda-mean,bfly-lda-draw --bfly-seconds 5
+# --corpora: wordnet (the WordNet glosses) and/or kjv (the King James Bible, a chapter per document), default both;
+# --topics (default 64,1024); --systems (default bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn); --seconds: the
+# training seconds of tomotopy (all CPU threads) and scikit-learn (if it can be imported, or installed from .whl)
+# each (default 25); --bfly-seconds: of each bfly-lda run (default 5); --gpu-tests FILTER: first run those GPU tests
+# (a gtest filter; build-deps/bin/bfly_gpu_tests, copied there from build/tests/gpu/ on the build machine); any other
+# argument goes to bench/lda/quality_bench.py. Held-out perplexity and NPMI against training seconds, at checkpoints
+# about 2x apart in seconds; scoring a checkpoint takes about 0.3 s at K = 64 and 3-5 s at K = 1024 (on top of the
+# CPU systems' seconds; bfly-lda's are scored while the GPU trains on).
+# Outputs in $OUT (default bench/results): <device>-<date>-lda-quality-<corpora>-k<topics>-<systems>.csv and
+# lda-quality-<corpora>-k<topics>-<systems>.log; bench/lda/quality_summary.py merges the pieces into the table and
+# the plots.
 set -uo pipefail
 root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench/lda" ]] || { echo "run from the repository root" >&2; exit 2; }
 OUT=${OUT:-$root/bench/results}
 mkdir -p "$OUT"
+corpora=wordnet,kjv topics=64,1024 systems=bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn seconds=25 bfly_seconds=5
+gpu_tests='' bench_args=()
+while (($#)); do
+  case $1 in
+    --corpora) corpora=$2; shift 2 ;;
+    --topics) topics=$2; shift 2 ;;
+    --systems) systems=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --bfly-seconds) bfly_seconds=$2; shift 2 ;;
+    --gpu-tests) gpu_tests=$2; shift 2 ;;
+    *) bench_args+=("$1"); shift ;;
+  esac
+done
+piece="${corpora//,/+}-k${topics//,/+}-${systems//,/+}"
 step() { echo; echo "=== $(date +%T) [${SECONDS}s] $*"; }
 
 main() {
@@ -38,9 +58,9 @@ fi
 "$bfly" --version && "$bfly" --check-device || return 3
 export BFLY_CACHE_DIR=$root/build-device/bfly-cache
 
-if [[ -x "$root/build-deps/bin/bfly_gpu_tests" ]]; then
-  step "GPU tests of inference (build-deps/bin/bfly_gpu_tests, built on the build machine)"
-  "$root/build-deps/bin/bfly_gpu_tests" --gtest_filter='GpuLdaInference*:GpuLdaGeneratedZStep*' 2>&1 | tail -8
+if [[ -n $gpu_tests && -x "$root/build-deps/bin/bfly_gpu_tests" ]]; then
+  step "GPU tests $gpu_tests (build-deps/bin/bfly_gpu_tests, built on the build machine)"
+  "$root/build-deps/bin/bfly_gpu_tests" --gtest_filter="$gpu_tests" 2>&1 | grep -E '^\[ +(OK|FAILED|PASSED|SKIPPED) ' | tail -40
 fi
 
 step "Python packages"
@@ -57,18 +77,23 @@ python3 -c "import numpy, tomotopy; print('numpy', numpy.__version__, 'tomotopy'
 python3 -c "import sklearn; print('scikit-learn', sklearn.__version__)" || echo "no scikit-learn: it is skipped"
 
 step "corpora"
-corpora=/tmp/bfly-quality-corpora
-mkdir -p "$corpora"
-for name in wordnet-glosses kjv-chapters; do
-  gunzip -c "$root/build-deps/corpora/$name.txt.gz" > "$corpora/$name.txt" || return 5
+corpus_dir=/tmp/bfly-quality-corpora corpus_args=()
+mkdir -p "$corpus_dir"
+for name in ${corpora//,/ }; do
+  case $name in
+    wordnet) file=wordnet-glosses ;;
+    kjv) file=kjv-chapters ;;
+    *) echo "--corpora: unknown corpus $name (wordnet, kjv)" >&2; return 2 ;;
+  esac
+  gunzip -c "$root/build-deps/corpora/$file.txt.gz" > "$corpus_dir/$file.txt" || return 5
+  corpus_args+=(--corpus "$name=$corpus_dir/$file.txt")
 done
 
-step "quality bench"
-PYTHONUNBUFFERED=1 python3 "$root/bench/lda/quality_bench.py" --bfly-lda "$bfly" \
-  --corpus "wordnet=$corpora/wordnet-glosses.txt" --corpus "kjv=$corpora/kjv-chapters.txt" \
-  --topics "${QUALITY_TOPICS:-64,1024}" --seconds "${QUALITY_SECONDS:-25}" --out-dir "$OUT" --label "$label" \
-  ${QUALITY_ARGS:-}
+step "quality bench: $piece"
+PYTHONUNBUFFERED=1 python3 "$root/bench/lda/quality_bench.py" --bfly-lda "$bfly" "${corpus_args[@]}" \
+  --topics "$topics" --systems "$systems" --seconds "$seconds" --bfly-seconds "$bfly_seconds" --out-dir "$OUT" \
+  --label "$label" "${bench_args[@]}"
 }
 
-main "$@" 2>&1 | tee "$OUT/lda-quality.log"
+main 2>&1 | tee "$OUT/lda-quality-$piece.log"
 exit "${PIPESTATUS[0]}"

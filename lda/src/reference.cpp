@@ -194,15 +194,16 @@ double gamma_draw(double shape, std::uint64_t seed, std::uint64_t index, std::ui
                                     (stream << 24) | attempt, iteration}};
     return bfly::philox4x32_10(counter, key0, key1);
   };
-  // Shape < 1: Gamma(a) = Gamma(a + 1) * U^(1/a), with U from the last word of attempt 0.
+  // Shape < 1: Gamma(a) = Gamma(a + 1) * U^(1/a), with U from the last word of attempt 0 (computed once).
+  bfly::Philox4x32 r = block(0);
   double boost = 1.0;
   if (shape < 1.0) {
-    boost = std::pow(open_uniform(block(0).v[3]), 1.0 / shape);
+    boost = std::pow(open_uniform(r.v[3]), 1.0 / shape);
     shape += 1.0;
   }
   const double d = shape - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
   for (std::uint32_t attempt = 0; attempt < (1u << 24); ++attempt) {
-    const bfly::Philox4x32 r = block(attempt);
+    if (attempt > 0) r = block(attempt);
     // Box-Muller normal from two words, acceptance uniform from the third.
     const double x = std::sqrt(-2.0 * std::log(open_uniform(r.v[0]))) *
                      std::cos(6.283185307179586476925 * (static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10));

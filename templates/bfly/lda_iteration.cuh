@@ -34,16 +34,17 @@ __device__ double gamma_draw(double shape, unsigned long long seed, unsigned lon
                              unsigned int iteration) {
   const unsigned int key0 = static_cast<unsigned int>(seed), key1 = static_cast<unsigned int>(seed >> 32);
   const unsigned int index_lo = static_cast<unsigned int>(index), index_hi = static_cast<unsigned int>(index >> 32);
+  // Attempt 0's block also gives the boost's uniform (its last word), so it is computed once.
+  Philox4x32 r = philox4x32_10(Philox4x32{{index_lo, index_hi, stream << 24, iteration}}, key0, key1);
   double boost = 1.0;
   if (shape < 1.0) {
-    const Philox4x32 r = philox4x32_10(Philox4x32{{index_lo, index_hi, stream << 24, iteration}}, key0, key1);
     boost = pow(open_uniform(r.v[3]), 1.0 / shape);
     shape += 1.0;
   }
   const double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
   for (unsigned int attempt = 0; attempt < (1u << 24); ++attempt) {
-    const Philox4x32 r =
-        philox4x32_10(Philox4x32{{index_lo, index_hi, (stream << 24) | attempt, iteration}}, key0, key1);
+    if (attempt > 0)
+      r = philox4x32_10(Philox4x32{{index_lo, index_hi, (stream << 24) | attempt, iteration}}, key0, key1);
     // Box-Muller normal from two words, acceptance uniform from the third.
     const double x = sqrt(-2.0 * log(open_uniform(r.v[0]))) *
                      cos(6.283185307179586476925 * (static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10));
@@ -147,8 +148,8 @@ __device__ __forceinline__ void count_topics(const long long* doc_offsets, const
 // theta from n_dk, one warp per document (grid-stride), and the documents' log-likelihood terms: block b writes
 // its partial sum to ll_partials[b]. Document m is document first_doc + m of the whole corpus (a shard of a
 // data-parallel run): its gamma draws use that index, so a shard draws what the whole corpus draws. `draw`:
-// Dirichlet draws (two passes over the gamma variates, the second recomputing them, so no scratch is needed); a row
-// whose gamma sum is not positive and finite falls back to the mean, as on the CPU. alpha holds K values (alpha_k)
+// Dirichlet draws (the gamma variates written to the row, then divided by their sum); a row whose gamma sum is not
+// positive and finite falls back to the mean, as on the CPU. alpha holds K values (alpha_k)
 // and alpha_sum their sum as the host formed it (K alpha for a symmetric alpha, whose count terms come from
 // alpha_terms; an asymmetric alpha passes terms = 0).
 template <typename T>
@@ -189,14 +190,20 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
     for (int k = lane; k < K; k += 32)
       if (n[k] != 0) ll += topic_count_term(n[k], alpha[k], alpha_terms, terms);
     {
+      // The variates go into the row itself, then are divided by their sum: one gamma draw per element. (Drawing
+      // them again in the second pass doubled theta's D x K draws, which dominate a draw iteration on short
+      // documents.) In f32 the variate is rounded before the division, so an element may differ from the CPU's
+      // rounded g / sum by an ulp or two.
       const unsigned long long stream_row = static_cast<unsigned long long>(first_doc + m) * K;
       double sum = 0;
-      for (int k = lane; k < K; k += 32)
-        sum += gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration);
+      for (int k = lane; k < K; k += 32) {
+        const double g = gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration);
+        sum += g;
+        row[k] = static_cast<T>(g);
+      }
       sum = warp_sum(sum);
       if (sum > 0 && isfinite(sum)) {
-        for (int k = lane; k < K; k += 32)
-          row[k] = static_cast<T>(gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration) / sum);
+        for (int k = lane; k < K; k += 32) row[k] = static_cast<T>(static_cast<double>(row[k]) / sum);
         continue;
       }
     }

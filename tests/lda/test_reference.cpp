@@ -201,6 +201,27 @@ TEST(GammaDraw, MomentsMatchShape) {
   EXPECT_NE(bfly::lda::gamma_draw(2.0, 1, 5, 1, 3), bfly::lda::gamma_draw(2.0, 1, 5, 2, 3));
 }
 
+// The stream layout the GPU's gamma_draw shares: below shape 1 the variate is Gamma(shape + 1), drawn from the same
+// attempts, times U^(1/shape), U from the last word of attempt 0's block (the block both parts read).
+TEST(GammaDraw, ShapeBelowOneBoostsTheDrawOfShapePlusOne) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> shapes(0.01, 0.99);
+  for (int i = 0; i < 2000; ++i) {
+    const double shape = shapes(rng);
+    const std::uint64_t seed = rng(), index = rng() >> 8;
+    const std::uint32_t stream = 1 + static_cast<std::uint32_t>(rng() % 2);
+    const std::uint32_t iteration = static_cast<std::uint32_t>(rng());
+    const bfly::Philox4x32 first = bfly::philox4x32_10(
+        bfly::Philox4x32{{static_cast<unsigned>(index), static_cast<unsigned>(index >> 32), stream << 24, iteration}},
+        static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32));
+    const double u = (static_cast<double>(first.v[3]) + 0.5) * 2.3283064365386962890625e-10;
+    const double expected =
+        bfly::lda::gamma_draw(shape + 1.0, seed, index, stream, iteration) * std::pow(u, 1.0 / shape);
+    const double got = bfly::lda::gamma_draw(shape, seed, index, stream, iteration);
+    ASSERT_NEAR(got, expected, 1e-12 * expected) << "shape " << shape << ", index " << index;
+  }
+}
+
 TEST(LogLikelihood, EqualsTheCollapsedJointFormula) {
   const Corpus c = random_corpus(12, 15, 9, 8);
   const int K = 4;
