@@ -106,8 +106,9 @@ const KernelFamily& family_of(const KernelSpec& spec);
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
 // The occupancy a kernel is compiled for: the second argument of its __launch_bounds__ (CTAs per SM), or 0 for
-// none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks loads its whole row
-// at once and asks for 6 CTAs of 128 threads per SM (4 in f64), which caps its registers at 80 (128).
+// none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks and 256 bytes of
+// blocks loads its whole row at once and asks for 6 CTAs of 128 threads per SM (4 in f64), which caps its registers
+// at 80 (128).
 int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
