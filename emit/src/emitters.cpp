@@ -308,33 +308,40 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("if (({0} + 1) % CHUNK_BLOCKS == 0 || {0} == BLOCKS - 1) "
              "running_total[({0}) / CHUNK_BLOCKS][threadIdx.x] = running;", b);
   };
+  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
+  block_loop(
+      spec.blocks(), geometry.blocks_in_flight, S,
+      [&](const std::string& a, const std::string& b) { load(a.c_str(), b.c_str()); },
+      [&](const std::string& a, const std::string& b) {
+        use(a.c_str(), b.c_str());
+        store(b);
+      },
+      w);
+}
+
+void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
+                CodeWriter& w) {
+  const auto tile = [](int u) { return fmt::format("a{}", u); };
+  const auto block = [](std::string_view first, int u) {
+    return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
+  };
   // Loads of `count` blocks first, then their builds: count * W weights per lane are in flight together.
   const auto group = [&](int count, const std::string& first) {
     std::string tiles;
-    for (int u = 0; u < count; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
-    w.line("{} {};", S, tiles);
-    for (int u = 0; u < count; ++u) {
-      const std::string b = u ? fmt::format("{} + {}", first, u) : first;
-      load(fmt::format("a{}", u).c_str(), b.c_str());
-    }
-    for (int u = 0; u < count; ++u) {
-      const std::string b = u ? fmt::format("{} + {}", first, u) : first;
-      use(fmt::format("a{}", u).c_str(), b.c_str());
-      store(b);
-    }
+    for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
+    w.line("{} {};", tile_type, tiles);
+    for (int u = 0; u < count; ++u) load(tile(u), block(first, u));
+    for (int u = 0; u < count; ++u) use(tile(u), block(first, u));
   };
-  const int in_flight = geometry.blocks_in_flight;
-  const int full = spec.blocks() - spec.blocks() % in_flight;
-  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
+  const int full = blocks - blocks % in_flight;
   w.line("// BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.");
   if (full > 0) {
-    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full),
-                        "for each group of blocks");
+    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full), "for each group of blocks");
     group(in_flight, "b");
   }
-  if (full < spec.blocks()) {
+  if (full < blocks) {
     auto tail = w.scope("", "the last blocks");
-    group(spec.blocks() - full, std::to_string(full));
+    group(blocks - full, std::to_string(full));
   }
 }
 

@@ -5,6 +5,7 @@
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -82,6 +83,13 @@ Source generate_sample_split(const KernelSpec& spec);
 // The sample_small kernel for short rows (section 12): several rows per lane, staged through shared memory
 // (emit/src/generate_sample_small.cpp).
 Source generate_sample_small(const KernelSpec& spec);
+
+// Pass 1's walk over a row's blocks, in_flight tiles of registers (a0, a1, ...) at a time: the loads of in_flight
+// blocks are issued, then each block is used. `load(a, b)` writes the statements that issue the loads of block b
+// into tile a, `use(a, b)` those that check, build and add block b. Block expressions are C++ text ("b + 1", "62").
+using BlockStep = std::function<void(const std::string& tile, const std::string& block)>;
+void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
+                CodeWriter& w);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);

@@ -96,6 +96,9 @@ Source generate(const KernelSpec& spec) {
   if (spec.operation == Operation::sample) {
     values["S"] = std::string(emit::sum_type(spec));
     values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
+    // __launch_bounds__'s second argument, CTAs per SM, when the spec asks for an occupancy.
+    const int min_ctas = min_ctas_per_sm(spec);
+    values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);
   }
   FamilyKernel kernel;
   kernel.family = &family;

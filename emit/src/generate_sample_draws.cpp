@@ -179,30 +179,15 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     else
       w.line("{}running_total[{}][threadIdx.x] = running;  // line 32", when, where);
   };
-  const auto group = [&](int count, const std::string& first) {
-    std::string tiles;
-    for (int u = 0; u < count; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
-    w.line("S {};", tiles);
-    for (int u = 0; u < count; ++u) load(fmt::format("a{}", u), u ? fmt::format("{} + {}", first, u) : first);
-    for (int u = 0; u < count; ++u) {
-      use(fmt::format("a{}", u));
-      store(u ? fmt::format("{} + {}", first, u) : first);
-    }
-  };
-  const int in_flight = geometry.blocks_in_flight;
-  const int full = spec.blocks() - spec.blocks() % in_flight;
   w.lines(fmt::format("// Algorithm 8 lines 13-34 for each block: transposed load, {}butterfly build, running total of "
                       "row W-1.",
                       logits(spec) ? "weights under the online maximum,\n// " : ""));
-  w.line("// BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.");
-  if (full > 0) {
-    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full), "for each group of blocks");
-    group(in_flight, "b");
-  }
-  if (full < spec.blocks()) {
-    auto tail = w.scope("", "the last blocks");
-    group(spec.blocks() - full, std::to_string(full));
-  }
+  emit::block_loop(spec.blocks(), geometry.blocks_in_flight, "S", load,
+                   [&](const std::string& a, const std::string& b) {
+                     use(a);
+                     store(b);
+                   },
+                   w);
 }
 
 // Algorithms 9 and 10 for one draw: sets `draw` from `target` (lanes where `active` is false search along, for

@@ -17,10 +17,16 @@ namespace {
 // In f64 W = 16 falls behind from K ~ 600 (K = 768: 6.06 ms against 3.14); threshold 512: within 1.5% on average.
 constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32 ? 1024 : 512; }
 
+// With fewer than kSplitBelowRows rows, sample_split from this K on. On an H100 (1 GiB of weights,
+// bench/results/h100-80gb-hbm3-2026-11-23-pass1-experiments.md) f32 K = 4096 (65536 rows, 0.65 of a wave of the row
+// kernel) read 0.918 of the ceiling split against 0.776 in rows, while f64 K = 4096 (32768 rows) kept the row kernel
+// ahead, 0.911 against 0.869. Types of 2 bytes follow f32 (not yet measured).
+int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 4097 : 4096; }
+
 }  // namespace
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool split_by_shape = K >= kSplitFromK || (K > 4096 && M > 0 && M < kSplitBelowRows);
+  const bool split_by_shape = K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows);
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   const Operation operation = forced.operation.value_or(by_shape);

@@ -75,6 +75,18 @@ constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsP
 // Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
 // beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
 constexpr int kBlocksInFlight = 2;
+// The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
+// compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
+// experiments.md): f32 K = 16, 64, 71 went from 0.894, 0.885, 0.836 of the read ceiling to 0.917, 0.946, 0.903, f64
+// K = 16 from 0.874 to 0.939. Four blocks in flight for longer rows fell to 0.32-0.62 (ptxas interleaves the later
+// tiles' loads with the first tile's shuffles), and so did f64 K = 64 and 71 (four f64 blocks: 0.78 and 0.71), and
+// the occupancy hint alone lost at K = 128 and 1000, so both stay with short rows.
+constexpr int kWholeRowBytes = 256;
+bool loads_whole_row(const KernelSpec& spec) {
+  return spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one &&
+         spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
+         spec.blocks() * spec.W * size_of(spec.type) <= kWholeRowBytes;
+}
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
 // before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
 // K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
@@ -288,7 +300,13 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
   }
   g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
+  if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
   return g;
+}
+
+int min_ctas_per_sm(const KernelSpec& spec) {
+  if (!loads_whole_row(spec)) return 0;
+  return size_of(spec.type) == 8 ? 4 : 6;
 }
 
 std::string describe(const KernelSpec& spec) {

@@ -13,7 +13,7 @@ namespace {{detail_namespace}} {
 // Algorithm 7: one thread per row; groups of W lanes load W x W blocks together (transposed access), build
 // the butterfly-patterned table of each block in registers, and search it.
 {{launch_contract}}
-extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
+extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_sm}})
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}

@@ -105,6 +105,14 @@ const KernelFamily& family_of(const KernelSpec& spec);
 // ahead-of-time header and the CPU execution all take their grids from here.
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
+// The occupancy a kernel is compiled for: the second argument of its __launch_bounds__ (CTAs per SM), or 0 for
+// none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks and 256 bytes of
+// blocks loads its whole row at once and asks for 6 CTAs of 128 threads per SM (4 in f64), which caps its registers
+// at 80 (128).
+int min_ctas_per_sm(const KernelSpec& spec);
+// Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
+inline constexpr int kWholeRowBlocks = 4;
+
 // "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample", then " input=logits draws=with_replacement" for a
 // form other than one draw from weights.
 std::string describe(const KernelSpec& spec);
