@@ -274,7 +274,8 @@ TEST(SplitDrawForDraw, DrawsDoNotDependOnTheCtasPerRow) {
       if (K == 262144 && rows == 64) continue;  // 16M weights a split: the CPU time of the rest, for little more
       SCOPED_TRACE("K = " + std::to_string(K) + ", M = " + std::to_string(rows));
       const long long ld = K + 3;
-      std::mt19937_64 rng(bfly::test::run_seed() ^ (static_cast<std::uint64_t>(K) << 8) ^ static_cast<std::uint64_t>(rows));
+      std::mt19937_64 rng(bfly::test::run_seed() ^ (static_cast<std::uint64_t>(K) << 8) ^
+                          static_cast<std::uint64_t>(rows));
       const std::vector<float> w = make_weights<float>(rows == 3 ? Input::many_zeros : Input::random, rows, K, ld, rng);
       const unsigned long long seed = rng();
       const unsigned int iteration = static_cast<unsigned int>(rng() % 7);

@@ -49,8 +49,8 @@ void split_functions(const KernelSpec& spec, CodeWriter& w) {
   w.blank();
   w.line("// Algorithm 8 lines 13-17, transposed access: part k of tile `tile` is the W weights from column");
   w.line("// tile * W * W + k * W; on step k lane r loads weight r of part k, so the W lanes read W consecutive weights");
-  w.line("// and the tile is W * W consecutive weights. Afterwards a[k] of lane r is weight r of part k. A tile that is");
-  w.line("// not `mine` reads as zeros{}.", guard ? ", and so do the weights past K" : "");
+  w.line("// and the tile is W * W consecutive weights. Afterwards a[k] of lane r is weight r of part k.");
+  w.line("// A tile that is not `mine` reads as zeros{}.", guard ? ", and so do the weights past K" : "");
   {
     auto body = w.scope(fmt::format(
         "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, bool mine, int r)", S));
