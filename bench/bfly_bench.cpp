@@ -10,11 +10,8 @@
 // (M * K * sizeof(T)) per second and as a fraction of the read ceiling measured in the same process.
 //
 // Output: a table on stdout and <out-dir>/<device>-<date>-sampling.csv with the columns
-//   device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,ctas_per_row
-// plus two rows for the ceilings themselves (algorithm read-ceiling and copy-ceiling; type, K, M empty). ctas_per_row
-// is the CTAs that shared each row of a sample_split launch (bfly-split-w32, and bfly-auto when it chose
-// sample_split), empty otherwise. f16 and bf16 weights (--types) run bfly's kernels only (the baselines take f32
-// and f64), measured in their own bytes.
+//   device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling
+// plus two rows for the ceilings themselves (algorithm read-ceiling and copy-ceiling; type, K, M empty).
 // Exit status: 0 when every check passed, 1 when a check failed (those points are left out of the CSV),
 // 2 for a bad command line or a CUDA/bfly error.
 #include "baselines.hpp"
@@ -119,8 +116,6 @@ struct Options {
   // Logits and several draws per row (Sampler::sample_draws), by name (kForms); empty: none.
   std::vector<std::string> forms;
   std::vector<ElementType> form_types = {ElementType::f32, ElementType::bf16, ElementType::f16};
-  // bfly-split-w32 with these CTAs per row as well (algorithm bfly-split-w32-c<N>), beside the launch's choice.
-  std::vector<int> split_ctas;
 };
 
 // The logits and several-draws rows of the bench: bfly-auto through Sampler::sample_draws, measured in the input's
@@ -150,7 +145,7 @@ const Form& form_named(const std::string& name) {
   std::printf(
       "usage: bfly-bench [flags]\n"
       "  --K LIST           categories per row, comma-separated (default 16,32,64,71,128,256,512,1000,1024,2048,4096,4097)\n"
-      "  --types LIST       f32,f64,bf16,f16 (default f32,f64; the baselines run for f32 and f64 only)\n"
+      "  --types LIST       f32,f64 (default both)\n"
       "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
@@ -166,9 +161,7 @@ const Form& form_named(const std::string& name) {
       "  --arch A           target of --compile-only (default sm_90)\n"
       "  --forms LIST       also logits and several draws per row: all, or logits-1, logits-4, logits-distinct-4\n"
       "                     (logits in --form-types), draws-4, draws-16, distinct-4 (weights in --types); default none\n"
-      "  --form-types LIST  types of the logits forms (default f32,bf16,f16)\n"
-      "  --split-ctas LIST  also time bfly-split-w32 with these CTAs per row (bfly-split-w32-c<N>); by default only\n"
-      "                     the launch's choice (gen::choose_split_ctas_per_row from M and the SM count)\n");
+      "  --form-types LIST  types of the logits forms (default f32,bf16,f16)\n");
   std::exit(status);
 }
 
@@ -236,12 +229,6 @@ Options parse_options(int argc, char** argv) {
           } else {
             o.forms.push_back(std::string(form_named(f).name));
           }
-        }
-      } else if (flag == "--split-ctas") {
-        o.split_ctas.clear();
-        for (const auto& c : split(value())) {
-          o.split_ctas.push_back(std::stoi(c));
-          if (o.split_ctas.back() < 1) throw std::invalid_argument("CTAs per row below 1");
         }
       } else if (flag == "--form-types") {
         o.form_types.clear();
@@ -425,7 +412,6 @@ struct Row {
   std::string variant;
   double median_ms = 0.0;
   double gbps = 0.0;
-  int ctas_per_row = 0;  // sample_split launches: the CTAs that shared each row; 0 otherwise
 };
 
 std::string today() {
@@ -512,12 +498,9 @@ class Bench {
     return c;
   }
 
-  // One (type, K, M) point: every wanted algorithm checked, then timed. T is the host type of the weights (float,
-  // double, bfly::half_bits, bfly::bf16_bits); the paper's baselines and warp-per-row exist for float and double.
   template <typename T>
   void run_point(int K, long long M, std::vector<Row>& rows, std::vector<std::string>& failures) {
-    const ElementType type = bfly::gen::element_type_of<T>;
-    constexpr bool baselines = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    const ElementType type = std::is_same_v<T, float> ? ElementType::f32 : ElementType::f64;
     const std::string type_name(bfly::gen::name_of(type));
     const long long ld = K;
     const double bytes = static_cast<double>(M) * K * sizeof(T);
@@ -531,10 +514,7 @@ class Bench {
     // Inputs: buffer 0 is checked against its distinct rows (slice 0); buffer 1 holds other random rows.
     std::vector<double> distinct0;
     for (int i = 0; i < 2; ++i) {
-      const std::uint64_t seed = o_.seed + 7919ull * K + 104729ull * sizeof(T) + i;
-      std::vector<double> distinct;
-      if constexpr (baselines) distinct = fill<T>(i, M * slices, K, seed);
-      else distinct = fill_form(i, M * slices, K, type, false, seed);
+      std::vector<double> distinct = fill<T>(i, M * slices, K, o_.seed + 7919ull * K + 104729ull * sizeof(T) + i);
       if (i == 0) distinct0 = std::move(distinct);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -552,9 +532,6 @@ class Bench {
       int W = 0;
       std::string variant;
       std::function<void(int)> launch;  // launch(i): one sampling of buffer i % 2 into out
-      // sample_split: the CTAs per row of the launches (set by launch() for bfly-auto, which learns it from the
-      // Sampler's report); 0 for the other kernels.
-      std::shared_ptr<int> ctas_per_row = std::make_shared<int>(0);
     };
     std::vector<Candidate> candidates;
 
@@ -586,40 +563,25 @@ class Bench {
       }
     }
     // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
-    // bfly-split-w32 shares each row among the CTAs the runtime would choose for M rows on this device, and
-    // bfly-split-w32-c<N> among N (--split-ctas).
-    struct RangeKernel {
-      bfly::gen::Operation operation;
-      std::string name;
-      int ctas_per_row;  // sample_split; 0 for sample_small
-    };
-    std::vector<RangeKernel> range_kernels;
-    if (wanted(o_, "bfly-split-w32")) {
-      const KernelSpec split = range_spec(bfly::gen::Operation::sample_split, K, type);
-      range_kernels.push_back({bfly::gen::Operation::sample_split, "bfly-split-w32",
-                               bfly::gen::choose_split_ctas_per_row(split, M, prop_.multiProcessorCount)});
-      for (int ctas : o_.split_ctas)
-        range_kernels.push_back({bfly::gen::Operation::sample_split, fmt::format("bfly-split-w32-c{}", ctas), ctas});
-    }
-    if (wanted(o_, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
-      range_kernels.push_back({bfly::gen::Operation::sample_small, "bfly-small-w32", 0});
-    for (const RangeKernel& range : range_kernels) {
-      const KernelSpec spec = range_spec(range.operation, K, type);
+    for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
+                                          std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {
+      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK)) continue;
+      const KernelSpec spec = range_spec(operation, K, type);
       std::shared_ptr<rt::Kernel> kernel;
       try {
         kernel = std::make_shared<rt::Kernel>(rt::load_kernel(spec));
       } catch (const std::exception& e) {
-        failures.push_back(fmt::format("{} {} K={}: {}", range.name, type_name, K, e.what()));
+        failures.push_back(fmt::format("{} {} K={}: {}", name, type_name, K, e.what()));
         continue;
       }
-      const bool split = range.operation == bfly::gen::Operation::sample_split;
+      const bool split = operation == bfly::gen::Operation::sample_split;
       if (split) reserve_split_scratch(M * bfly::gen::launch_geometry(spec).parts_per_row * sizeof(double), M);
       auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
       for (int i = 0; i < 2 * slices; ++i) {
         if (split)
           packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
                                std::initializer_list<bfly::gen::ArgValue>{
-                                   weights(i), M, ld, range.ctas_per_row, out, nullptr, split_parts_.as<void>(),
+                                   weights(i), M, ld, out, nullptr, split_parts_.as<void>(),
                                    split_arrivals_.as<unsigned long long>(), seed, 0u},
                                K);
         else
@@ -627,26 +589,18 @@ class Bench {
                                std::initializer_list<bfly::gen::ArgValue>{weights(i), M, ld, out, nullptr, seed, 0u},
                                K);
       }
-      candidates.push_back({range.name, 32, std::string(bfly::gen::name_of(spec.variant)), [=, this](int i) {
+      candidates.push_back({name, 32, std::string(bfly::gen::name_of(spec.variant)), [=, this](int i) {
                               rt::launch(*kernel, (*packed)[slot(i)], reinterpret_cast<CUstream>(stream_));
                             }});
-      *candidates.back().ctas_per_row = range.ctas_per_row;
     }
     if (wanted(o_, "bfly-auto")) {
       const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options(), M);
-      auto ctas = std::make_shared<int>(0);
-      candidates.push_back({"bfly-auto", 0, "",
-                            [=, this](int i) {
-                              *ctas = sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_).ctas_per_row;
-                            },
-                            ctas});
-      candidates.back().launch(0);  // learns the CTAs per row the Sampler uses
-      CUDA_CHECK(cudaStreamSynchronize(stream_));
-      fmt::print("  bfly-auto chooses {}{}\n", bfly::gen::kernel_name(chosen),
-                 *ctas > 0 ? fmt::format(" with {} CTAs per row", *ctas) : std::string());
+      fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
+      candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
+                              sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
+                            }});
     }
-    // The paper's baselines and the warp-per-row sampler (f32 and f64 only).
-    if constexpr (baselines) {
+    // The paper's baselines and the warp-per-row sampler.
     if (wanted(o_, "alg1"))
       candidates.push_back({"alg1", 0, "", [=, this](int i) { bench::alg1(weights(i), M, K, ld, out, scratch, seed, stream_); }});
     if (wanted(o_, "alg1-two-pass"))
@@ -661,7 +615,6 @@ class Bench {
     if (wanted(o_, "warp-per-row"))
       candidates.push_back({"warp-per-row", 0, "",
                             [=, this](int i) { bench::warp_per_row(weights(i), M, K, ld, out, seed, stream_); }});
-    }
 
     std::vector<int> draws(static_cast<std::size_t>(M));
     for (const Candidate& c : candidates) {
@@ -679,11 +632,10 @@ class Bench {
           continue;
         }
         const double ms = time_median_ms(c.launch, o_.warmup, o_.runs, stream_);
-        Row row{c.algorithm, type_name, K, M, c.W, c.variant, ms, bytes / (ms * 1e6), *c.ctas_per_row};
+        Row row{c.algorithm, type_name, K, M, c.W, c.variant, ms, bytes / (ms * 1e6)};
         fmt::print("  {:<16} {:>9.4f} ms {:>8.1f} GB/s {:>6.3f} of read   chi-square p {:.2g} (rows: min p x {} = "
-                   "{:.2g}){}\n",
-                   c.algorithm, ms, row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined, D, check.p_min_row,
-                   row.ctas_per_row > 0 ? fmt::format("  {} CTAs per row", row.ctas_per_row) : std::string());
+                   "{:.2g})\n",
+                   c.algorithm, ms, row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined, D, check.p_min_row);
         rows.push_back(std::move(row));
       } catch (const std::exception& e) {
         failures.push_back(fmt::format("{} {} K={}: {}", c.algorithm, type_name, K, e.what()));
@@ -940,8 +892,8 @@ int run(const Options& o) {
         for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
           fmt::print("{} K={} M={}\n", bfly::gen::name_of(type), K, M);
           std::fflush(stdout);
-          bfly::gen::visit_element_type(
-              type, [&](auto tag) { bench.run_point<typename decltype(tag)::type>(K, M, rows, failures); });
+          if (type == ElementType::f32) bench.run_point<float>(K, M, rows, failures);
+          else bench.run_point<double>(K, M, rows, failures);
         }
       }
     }
@@ -970,13 +922,12 @@ int run(const Options& o) {
   const std::string path = fmt::format("{}/{}-{}-sampling.csv", o.out_dir, device_slug(device), date);
   std::ofstream csv(path);
   if (!csv) throw std::runtime_error("cannot write " + path);
-  csv << "device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
-         "ctas_per_row\n";
+  csv << "device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling\n";
   const auto write = [&](const Row& r) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f},{}\n", csv_field(device), date,
-                       r.algorithm, r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f}\n", csv_field(device), date, r.algorithm,
+                       r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
                        r.W > 0 ? std::to_string(r.W) : "", r.variant, r.median_ms, r.gbps, read_gbps,
-                       r.gbps / read_gbps, r.ctas_per_row > 0 ? std::to_string(r.ctas_per_row) : "");
+                       r.gbps / read_gbps);
   };
   write(Row{"read-ceiling", "", 0, 0, 0, "", ceiling.read_ms, read_gbps});
   write(Row{"copy-ceiling", "", 0, 0, 0, "", copy_ms, copy_gbps});

@@ -138,9 +138,7 @@ INSTANTIATE_TEST_SUITE_P(Specs, Golden,
                                          "bfly_sample_f32_w8_k4097_r7_addsub", "bfly_lda_z_f32_w8_k71_r7_addsub",
                                          "bfly_lda_z_doc_f32_w8_k71_r7_addsub", "bfly_lda_z_doc_f64_w4_k300_r0_swap",
                                          "bfly_sample_logits_f16_w4_k10_r3_addsub",
-                                         "bfly_sample_distinct_f32_w4_k150_r3_swap",
-                                         "bfly_sample_split_f32_w32_k100000_r0_addsub",
-                                         "bfly_sample_split_f16_w8_k100_r0_addsub"));
+                                         "bfly_sample_distinct_f32_w4_k150_r3_swap"));
 
 class GoldenBaseline : public testing::TestWithParam<const char*> {};
 

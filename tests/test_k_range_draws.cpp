@@ -1,11 +1,10 @@
 // Draw for draw: the generated kernels for every K (docs/DESIGN.md section 12), sample_split (one row over several
 // CTAs, a two-level table) and sample_small (several short rows per lane), run on the CPU, against the reference
-// sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid,
-// of the CTAs per row and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.
+// sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid
+// and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.
 #include "cpu_kernels.hpp"
 #include "reference_sampler.hpp"
 
-#include "bfly/spec/choose.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +13,6 @@
 #include <cstdio>
 #include <limits>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -116,11 +114,8 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
     const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
     std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
     unsigned long long invalid[2] = {0, ~0ull};
-    // The split kernels share each row among the CTAs that load it in one round (the split of a launch with many
-    // rows); DrawsDoNotDependOnTheCtasPerRow varies it.
-    const int ctas = split ? bfly::gen::choose_split_ctas_per_row(spec, rows, 0) : 0;
     if (split) {
-      bfly::test::run_on_cpu(kernel, {w.data(), rows, ld, ctas, out.data(), invalid, scratch.part_totals(),
+      bfly::test::run_on_cpu(kernel, {w.data(), rows, ld, out.data(), invalid, scratch.part_totals(),
                                       scratch.arrivals.data(), seed, iteration});
       for (unsigned long long a : scratch.arrivals) ASSERT_EQ(a, 0ull) << "the last CTA of a row resets its counter";
     } else {
@@ -147,14 +142,13 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
     boundary_cases += boundary;
 
     if (split && input == Input::random) {
-      // The same draws from a larger grid on one CPU thread, with a row on one CTA more: neither the launch, the
-      // split nor the threads change a draw.
+      // The same draws from a larger grid on one CPU thread: neither the launch nor the threads change a draw.
       std::vector<int> again(static_cast<std::size_t>(rows), kPoison);
       bfly::gen::PackedArgs args(bfly::gen::family(kernel.cpu.family), spec.type, kernel.name,
-                                 {w.data(), rows, ld, ctas + 1, again.data(), nullptr, scratch.part_totals(),
+                                 {w.data(), rows, ld, again.data(), nullptr, scratch.part_totals(),
                                   scratch.arrivals.data(), seed, iteration},
                                  spec.K);
-      kernel.cpu.launch(1, static_cast<unsigned>(kernel.cpu.geometry.grid_for_rows(rows, ctas + 1) + 3),
+      kernel.cpu.launch(1, static_cast<unsigned>(kernel.cpu.geometry.grid_for_rows(rows) + 3),
                         static_cast<unsigned>(kernel.cpu.geometry.threads_per_cta), args.data());
       EXPECT_EQ(again, out) << "a larger grid on one thread drew differently";
     }
@@ -214,131 +208,42 @@ TEST(SmallDrawForDraw, DrawsDoNotDependOnThePacking) {
   }
 }
 
-// The geometry the kernels were generated for: a row of 262144 weights at W = 32 is 256 tiles, loaded in one round by
-// 16 CTAs of 256 threads, and 8192 part totals; one of 1000, one tile.
+// The geometry the kernels were generated for: a row of 262144 weights at W = 32 takes 16 CTAs of 256 threads and
+// 8192 part totals; one of 1000, one CTA.
 TEST(SplitGeometry, RowsSpreadOverCtasAsTheSpecSays) {
   const KernelSpec big{32, 262144, 0, ElementType::f32, bfly::gen::Variant::addsub, bfly::gen::Operation::sample_split};
   const auto g = bfly::gen::launch_geometry(big);
-  EXPECT_EQ(g.tiles_per_row, 256);
-  EXPECT_EQ(g.tiles_per_round, 16);
-  EXPECT_EQ(g.threads_per_cta, 256);
+  EXPECT_EQ(g.ctas_per_row, 16);
   EXPECT_EQ(g.parts_per_row, 8192);
-  EXPECT_EQ(g.grid_for_rows(3, 16), 48);
+  EXPECT_EQ(g.grid_for_rows(3), 48);
   KernelSpec small = big;
   small.K = 1000;
-  EXPECT_EQ(bfly::gen::launch_geometry(small).tiles_per_row, 1);
+  EXPECT_EQ(bfly::gen::launch_geometry(small).ctas_per_row, 1);
   small.R = 3;
   EXPECT_THROW(small.validate(), bfly::Error) << "split rows have no remnant: R must be 0";
 }
 
-// The CTAs per row a launch picks (bfly::split_ctas_per_row): the one-round split while the rows give the device two
-// CTAs per SM with it, more CTAs per row for fewer rows, at most one tile each; the one-round split when M or the SM
-// count is unknown.
-TEST(SplitGeometry, CtasPerRowFillTheDeviceForFewRows) {
-  using bfly::gen::choose_split_ctas_per_row;
-  const KernelSpec big{32, 262144, 0, ElementType::f32, bfly::gen::Variant::addsub, bfly::gen::Operation::sample_split};
-  const int sms = 132;
-  EXPECT_EQ(choose_split_ctas_per_row(big, 1, sms), 256) << "one tile per CTA: 264 CTAs are more than the tiles";
-  EXPECT_EQ(choose_split_ctas_per_row(big, 4, sms), 66);
-  EXPECT_EQ(choose_split_ctas_per_row(big, 16, sms), 17);
-  EXPECT_EQ(choose_split_ctas_per_row(big, 17, sms), 16) << "17 rows x 16 CTAs >= 264: the one-round split";
-  EXPECT_EQ(choose_split_ctas_per_row(big, 1000, sms), 16);
-  EXPECT_EQ(choose_split_ctas_per_row(big, 0, sms), 16);
-  EXPECT_EQ(choose_split_ctas_per_row(big, 1, 0), 16);
-  for (long long M = 1; M <= 300; ++M) {
-    const int ctas = choose_split_ctas_per_row(big, M, sms);
-    EXPECT_TRUE(ctas == 256 || M * ctas >= 2 * sms) << "M = " << M << ": " << ctas << " CTAs per row";
-    EXPECT_GE(ctas, 16) << "M = " << M;
-  }
-  KernelSpec llama = big;
-  llama.K = 128256;  // 126 tiles, 8 CTAs in one round
-  EXPECT_EQ(choose_split_ctas_per_row(llama, 1, sms), 126);
-  EXPECT_EQ(choose_split_ctas_per_row(llama, 64, sms), 8);
-  KernelSpec row_kernel = big;
-  row_kernel.operation = bfly::gen::Operation::sample;
-  row_kernel.W = 16;
-  row_kernel.R = 8;
-  EXPECT_THROW(choose_split_ctas_per_row(row_kernel, 1, sms), bfly::Error);
-}
-
-// Draw for draw, a split kernel draws the same categories whatever the CTAs per row, and they equal the float64
-// reference's but for rounding at a boundary.
-TEST(SplitDrawForDraw, DrawsDoNotDependOnTheCtasPerRow) {
-  long long cases = 0, boundary = 0;
-  for (int K : {16384, 100000, 262144}) {
-    const KernelSpec spec{32, K, 0, ElementType::f32, bfly::gen::Variant::addsub, bfly::gen::Operation::sample_split};
-    const CpuKernel* kernel = bfly::test::find_split_kernel(spec);
-    ASSERT_NE(kernel, nullptr) << bfly::gen::kernel_name(spec) << " is not in the split catalog";
-    const auto g = kernel->cpu.geometry;
-    for (long long rows : {1ll, 3ll, 64ll}) {
-      if (K == 262144 && rows == 64) continue;  // 16M weights a split: the CPU time of the rest, for little more
-      SCOPED_TRACE("K = " + std::to_string(K) + ", M = " + std::to_string(rows));
-      const long long ld = K + 3;
-      std::mt19937_64 rng(bfly::test::run_seed() ^ (static_cast<std::uint64_t>(K) << 8) ^
-                          static_cast<std::uint64_t>(rows));
-      const std::vector<float> w = make_weights<float>(rows == 3 ? Input::many_zeros : Input::random, rows, K, ld, rng);
-      const unsigned long long seed = rng();
-      const unsigned int iteration = static_cast<unsigned int>(rng() % 7);
-      // One CTA per row (its groups loop over many tiles), two and three (uneven slices), the one-round split, the
-      // launch's choice for 132 SMs (one tile per CTA for M = 1), and for one row more CTAs than tiles (some idle).
-      std::set<int> splits = {1, 2, 3, bfly::gen::choose_split_ctas_per_row(spec, rows, 0),
-                              bfly::gen::choose_split_ctas_per_row(spec, rows, 132)};
-      if (rows == 1) splits.insert(g.tiles_per_row + 5);
-      Scratch scratch(*kernel, rows);
-      std::vector<int> first;
-      for (int ctas : splits) {
-        std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
-        bfly::test::run_on_cpu(*kernel, {w.data(), rows, ld, ctas, out.data(), nullptr, scratch.part_totals(),
-                                         scratch.arrivals.data(), seed, iteration});
-        for (unsigned long long a : scratch.arrivals) ASSERT_EQ(a, 0ull) << ctas << " CTAs per row";
-        if (first.empty()) first = out;
-        else EXPECT_EQ(out, first) << ctas << " CTAs per row drew differently from one";
-      }
-      for (long long row = 0; row < rows; ++row) {
-        const float* x = &w[static_cast<std::size_t>(row * ld)];
-        const float u = bfly::uniform_from_bits(
-            bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration), float());
-        const auto ref = bfly::test::reference_draw(x, K, u);
-        std::string why;
-        const auto verdict = bfly::test::check_draw(x, K, first[static_cast<std::size_t>(row)], ref, &why);
-        ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "row " << row << ": " << why;
-        boundary += verdict == bfly::test::DrawCheck::boundary;
-        ++cases;
-      }
-    }
-  }
-  EXPECT_LE(boundary, 2) << "too many draws differ from the reference";
-  std::printf("sample_split over CTAs per row: %lld rows, %lld boundary cases\n", cases, boundary);
-}
-
-// The split kernel's launch contract: a grid of fewer than M * ctas_per_row CTAs would leave a row without its
-// last CTA, so it traps (bfly::require_split_launch), as every generated kernel does on another launch; and the
-// packing refuses a CTA count per row below 1.
+// The split kernel's launch contract: a grid of fewer than M * CTAS_PER_ROW CTAs would leave a row without its
+// last CTA, so it traps (bfly::require_split_launch), as every generated kernel does on another launch.
 TEST(SplitLaunchContractDeathTest, TooSmallAGridTraps) {
   const CpuKernel* kernel = nullptr;
   for (const CpuKernel& k : bfly::test::cpu_split_kernels())
     if (k.spec.K == 65536 && k.spec.type == ElementType::f32 && k.spec.variant == bfly::gen::Variant::addsub) kernel = &k;
   ASSERT_NE(kernel, nullptr);
-  const long long rows = 2;
-  std::vector<float> w(static_cast<std::size_t>(rows * 65536), 1.0f);
-  std::vector<int> out(rows);
-  Scratch scratch(*kernel, rows);
+  ASSERT_EQ(kernel->cpu.geometry.ctas_per_row, 4);
   EXPECT_DEATH(
       {
+        const long long rows = 2;
+        std::vector<float> w(static_cast<std::size_t>(rows * 65536), 1.0f);
+        std::vector<int> out(rows);
+        Scratch scratch(*kernel, rows);
         bfly::gen::PackedArgs args(bfly::gen::family(kernel->cpu.family), ElementType::f32, kernel->name,
-                                   {w.data(), rows, 65536ll, 4, out.data(), nullptr, scratch.part_totals(),
+                                   {w.data(), rows, 65536ll, out.data(), nullptr, scratch.part_totals(),
                                     scratch.arrivals.data(), 1ull, 0u},
                                    65536);
         kernel->cpu.launch(1, 7, 256, args.data());
       },
       "__trap\\(\\).*gridDim \\(7, 1, 1\\)");
-  try {
-    bfly::test::run_on_cpu(*kernel, {w.data(), rows, 65536ll, 0, out.data(), nullptr, scratch.part_totals(),
-                                     scratch.arrivals.data(), 1ull, 0u});
-    ADD_FAILURE() << "ctas_per_row = 0 was accepted";
-  } catch (const bfly::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("ctas_per_row = 0 is not positive"), std::string::npos) << e.what();
-  }
 }
 
 // Chi-square goodness of fit: 4000 rows of the same 5 weights through the split kernel (K = 5, W = 8, f32).
@@ -353,7 +258,7 @@ TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
   for (long long r = 0; r < rows; ++r) w.insert(w.end(), one.begin(), one.end());
   Scratch scratch(*kernel, rows);
   std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
-  bfly::test::run_on_cpu(*kernel, {w.data(), rows, 5ll, 1, out.data(), nullptr, scratch.part_totals(),
+  bfly::test::run_on_cpu(*kernel, {w.data(), rows, 5ll, out.data(), nullptr, scratch.part_totals(),
                                    scratch.arrivals.data(), bfly::test::run_seed(), 0u});
   std::vector<long long> counts(5, 0);
   for (int d : out) {

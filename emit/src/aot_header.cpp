@@ -72,7 +72,6 @@ std::string shape_condition(const KernelFamily& family, int K) {
     std::string part;
     if (arg.role == ArgRole::items) part = fmt::format("{} < 0", arg.name);
     if (arg.role == ArgRole::row_stride) part = fmt::format("{} < {}", arg.name, K);
-    if (arg.role == ArgRole::ctas_per_item) part = fmt::format("{} < 0", arg.name);  // 0: the function picks it
     if (!part.empty()) condition += (condition.empty() ? "" : " || ") + part;
   }
   return condition;
@@ -86,46 +85,6 @@ std::string null_checks(const KernelFamily& family) {
   if (condition.empty()) return {};
   return condition.size() <= 80 ? fmt::format("  if ({}) return cudaErrorInvalidValue;\n", condition)
                                 : fmt::format("  if ({})\n    return cudaErrorInvalidValue;\n", condition);
-}
-
-// The argument with role ctas_per_item (CTAs that share one item), or null for a family without one.
-const KernelArg* ctas_per_item_arg(const KernelFamily& family) {
-  for (const KernelArg& arg : family.args)
-    if (arg.role == ArgRole::ctas_per_item) return &arg;
-  return nullptr;
-}
-
-// The grid of the launch, in words.
-std::string grid_words(const LaunchGeometry& g, const KernelFamily& family) {
-  const std::string_view items = family.arg(ArgRole::items).name;
-  if (const KernelArg* ctas = ctas_per_item_arg(family))
-    return fmt::format("{0} * {1} CTAs ({1} per {2}; given 0, the function picks {1} from {0} and the device's SM "
-                       "count with bfly::split_ctas_per_row, as bfly's runtime does)",
-                       items, ctas->name, family.item);
-  return fmt::format("{} {}s per CTA, ceil({} / {}) CTAs", g.rows_per_cta, family.item, items, g.rows_per_cta);
-}
-
-// For a family whose items are shared by several CTAs: the launch function's choice of their number when the
-// caller passes 0 (the split rule of bfly/sample_split_launch.cuh, which the header pastes).
-std::string pick_ctas_per_item(const LaunchGeometry& g, const KernelFamily& family) {
-  const KernelArg* ctas = ctas_per_item_arg(family);
-  if (ctas == nullptr) return {};
-  const std::string_view items = family.arg(ArgRole::items).name;
-  const std::string overflow = fmt::format(
-      "  if ({} > kMaxGrid / {}) return cudaErrorInvalidValue;  // more CTAs than a grid holds\n", items, ctas->name);
-  if (g.tiles_per_row <= 0)  // no rule for this family: the caller gives the number
-    return fmt::format("  if ({} == 0) return cudaErrorInvalidValue;\n", ctas->name) + overflow;
-  return fmt::format(
-      "  if ({ctas} == 0) {{  // the runtime's choice (bfly::gen::choose_split_ctas_per_row), on the current device\n"
-      "    int device = 0, multiprocessors = 0;\n"
-      "    cudaError_t status = cudaGetDevice(&device);\n"
-      "    if (status == cudaSuccess)\n"
-      "      status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);\n"
-      "    if (status != cudaSuccess) return status;\n"
-      "    {ctas} = bfly::split_ctas_per_row({tiles}, {round}, {items}, multiprocessors);\n"
-      "  }}\n",
-      fmt::arg("ctas", ctas->name), fmt::arg("tiles", g.tiles_per_row), fmt::arg("round", g.tiles_per_round),
-      fmt::arg("items", items)) + overflow;
 }
 
 std::string usage_comment(const Source& source, const KernelFamily& family, std::string_view regenerate) {
@@ -164,7 +123,11 @@ std::string usage_comment(const Source& source, const KernelFamily& family, std:
                   "grid is too small, rather than leave {item}s unwritten. The function is defined only under nvcc "
                   "(__CUDACC__): compiled as C++ after bfly/lockstep.hpp, this file runs the same kernel on the CPU.",
                   fmt::arg("items", items), fmt::arg("threads", g.threads_per_cta),
-                  fmt::arg("grid", grid_words(g, family)),
+                  fmt::arg("grid", g.ctas_per_row > 0
+                                       ? fmt::format("{} * {} CTAs ({} per {})", items, g.ctas_per_row, g.ctas_per_row,
+                                                     family.item)
+                                       : fmt::format("{} {}s per CTA, ceil({} / {}) CTAs", g.rows_per_cta, family.item,
+                                                     items, g.rows_per_cta)),
                   fmt::arg("item", family.item)));
   return text;
 }
@@ -172,7 +135,6 @@ std::string usage_comment(const Source& source, const KernelFamily& family, std:
 std::string launch_function(const Source& source, const KernelFamily& family, int row_stride_minimum) {
   const LaunchGeometry& g = source.geometry;
   const std::string_view items = family.arg(ArgRole::items).name;
-  const KernelArg* ctas = ctas_per_item_arg(family);
   return fmt::format(
       "#ifdef __CUDACC__\n"
       "// Launches {name} on `stream` (see the comment at the top of this file).\n"
@@ -185,7 +147,6 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
       "  if ({bad_shape}) return cudaErrorInvalidValue;\n"
       "  if ({items} == 0) return cudaSuccess;\n"
       "{null_checks}"
-      "{pick_ctas}"
       "  const long long grid = {grid};\n"
       "  if (grid > kMaxGrid) return cudaErrorInvalidValue;\n"
       "  const dim3 grid_dim(static_cast<unsigned int>(grid)), block_dim(static_cast<unsigned int>(kThreadsPerCta));\n"
@@ -197,12 +158,13 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
       fmt::arg("name", source.kernel_name), fmt::arg("parameters", launch_parameters(family, source.type)),
       fmt::arg("threads", g.threads_per_cta),
       fmt::arg("per_cta_line",
-               ctas != nullptr ? std::string()
-                               : fmt::format("  constexpr long long kItemsPerCta = {};  // {}s per CTA\n",
-                                             g.rows_per_cta, family.item)),
-      fmt::arg("pick_ctas", pick_ctas_per_item(g, family)),
-      fmt::arg("grid", ctas != nullptr ? fmt::format("{} * {}", items, ctas->name)
-                                       : fmt::format("({0} + kItemsPerCta - 1) / kItemsPerCta", items)),
+               g.ctas_per_row > 0
+                   ? fmt::format("  constexpr long long kCtasPerItem = {};  // CTAs that share one {}\n", g.ctas_per_row,
+                                 family.item)
+                   : fmt::format("  constexpr long long kItemsPerCta = {};  // {}s per CTA\n", g.rows_per_cta,
+                                 family.item)),
+      fmt::arg("grid", g.ctas_per_row > 0 ? fmt::format("{} * kCtasPerItem", items)
+                                          : fmt::format("({0} + kItemsPerCta - 1) / kItemsPerCta", items)),
       fmt::arg("bad_shape", shape_condition(family, row_stride_minimum)), fmt::arg("items", items),
       fmt::arg("null_checks", null_checks(family)), fmt::arg("arguments", argument_names(family)));
 }

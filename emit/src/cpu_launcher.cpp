@@ -33,11 +33,10 @@ std::string cpu_launcher(const Source& source, const KernelFamily& f, std::strin
 std::string cpu_kernel_entry(const Source& source, std::string_view launcher) {
   const LaunchGeometry& g = source.geometry;
   return fmt::format(
-      "bfly::cpu::CpuKernel{{\"{}\", \"{}\", "
-      "bfly::gen::LaunchGeometry{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}, &{}}}",
+      "bfly::cpu::CpuKernel{{\"{}\", \"{}\", bfly::gen::LaunchGeometry{{{}, {}, {}, {}, {}, {}, {}, {}, {}}}, &{}}}",
       source.kernel_name, source.family, g.threads_per_cta, g.rows_per_cta, g.chunk_blocks, g.chunks,
-      g.theta_in_shared ? "true" : "false", g.static_shared_bytes, g.blocks_in_flight, g.tiles_per_row,
-      g.tiles_per_round, g.parts_per_row, launcher);
+      g.theta_in_shared ? "true" : "false", g.static_shared_bytes, g.blocks_in_flight, g.ctas_per_row,
+      g.parts_per_row, launcher);
 }
 
 }  // namespace bfly::gen

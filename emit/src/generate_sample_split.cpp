@@ -9,14 +9,19 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 #include <string>
 
 namespace bfly::gen::emit {
 namespace {
 
-// Whether the loads of a tile need the guard column < K: only when the last tile is padded.
-bool columns_need_guard(const KernelSpec& spec) { return spec.K % (spec.W * spec.W) != 0; }
+// Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
+// reaches past the last tile.
+bool tiles_need_guard(const KernelSpec& spec, const LaunchGeometry& g) {
+  const int tile_size = spec.W * spec.W;
+  const int tiles = g.parts_per_row / spec.W;
+  const int tiles_per_cta = g.threads_per_cta / spec.W * g.blocks_in_flight;
+  return spec.K % tile_size != 0 || tiles % tiles_per_cta != 0;
+}
 
 void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
   if (is_narrow(spec.type)) {
@@ -27,40 +32,42 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
     w.line("typedef {} T;  // element type of the weights and of the running sums", cuda_type(spec.type));
     w.line("typedef T S;  // accumulator: the element type itself");
   }
+  const int tiles = g.parts_per_row / spec.W;
   w.line("constexpr int W = {};  // lanes per group, parts per tile and weights per part", spec.W);
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
-  w.line("constexpr int TILES = {};  // W x W tiles per row{}", g.tiles_per_row,
-         columns_need_guard(spec) ? " (the last padded with zero weights past K)" : "");
+  w.line("constexpr int TILES = {};  // W x W tiles per row{}", tiles,
+         spec.K % (spec.W * spec.W) ? " (the last padded with zero weights past K)" : "");
   w.line("constexpr int PARTS = {};  // parts of W weights per row: level 1 of the table", g.parts_per_row);
   w.line("constexpr int THREADS = {};  // threads per CTA", g.threads_per_cta);
   w.line("constexpr int GROUPS = {};  // groups of W lanes per CTA", g.threads_per_cta / spec.W);
   w.line("constexpr int TILES_PER_GROUP = {};  // tiles a group loads before it builds the first of them",
          g.blocks_in_flight);
+  w.line("constexpr int TILES_PER_CTA = GROUPS * TILES_PER_GROUP;  // a CTA's slice of the row");
+  w.line("constexpr int CTAS_PER_ROW = {};  // ceil(TILES / TILES_PER_CTA): CTAs that share one row", g.ctas_per_row);
   w.line("constexpr int CHUNK_PARTS = {};  // part totals one thread of the last CTA sums in level 1's search",
          (g.parts_per_row + g.threads_per_cta - 1) / g.threads_per_cta);
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
 
-void split_functions(const KernelSpec& spec, CodeWriter& w) {
-  const bool guard = columns_need_guard(spec);
+void split_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
+  const bool guard = tiles_need_guard(spec, g);
   const std::string_view S = sum_type(spec);
   build_table(spec.W, spec.variant, w);
   w.blank();
   w.line("// Algorithm 8 lines 13-17, transposed access: part k of tile `tile` is the W weights from column");
   w.line("// tile * W * W + k * W; on step k lane r loads weight r of part k, so the W lanes read W consecutive weights");
-  w.line("// and the tile is W * W consecutive weights. Afterwards a[k] of lane r is weight r of part k.");
-  w.line("// A tile that is not `mine` reads as zeros{}.", guard ? ", and so do the weights past K" : "");
+  w.line("// and the tile is W * W consecutive weights. Afterwards a[k] of lane r is weight r of part k.{}",
+         guard ? " Weights past K read as 0." : "");
   {
     auto body = w.scope(fmt::format(
-        "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, bool mine, int r)", S));
+        "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r)", S));
     w.line("const int c = tile * (W * W) + r;");
     for (int k = 0; k < spec.W; ++k) {
-      const std::string load = widened(spec, fmt::format("row[c + {} * W]", k));
       if (guard)
-        w.line("a[{0}] = mine && c + {0} * W < K ? {1} : {2}(0);", k, load, S);
+        w.line("a[{0}] = c + {0} * W < K ? {1} : {2}(0);", k, widened(spec, fmt::format("row[c + {} * W]", k)), S);
       else
-        w.line("a[{0}] = mine ? {1} : {2}(0);", k, load, S);
+        w.line("a[{0}] = {1};", k, widened(spec, fmt::format("row[c + {} * W]", k)));
     }
   }
   w.blank();
@@ -74,45 +81,24 @@ void split_functions(const KernelSpec& spec, CodeWriter& w) {
 }
 
 void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
+  const bool guard = tiles_need_guard(spec, g);
   const int in_flight = g.blocks_in_flight;
-  // With W = 32 a group is a warp, so a group whose run has ended may skip its tables without leaving a shuffle
-  // partner behind; narrower groups share a warp, which builds the same number of tables in every group.
-  const bool warp_is_group = spec.W == 32;
-  w.line("// The row's tiles are cut into ctas_per_row slices of consecutive tiles whose sizes differ by at most one;");
-  w.line("// this CTA's slice is cut the same way into GROUPS runs of group_tiles tiles, and each group loads");
-  w.line("// TILES_PER_GROUP tiles of its run before it builds the first of them. Which CTA and group build a tile");
-  w.line("// changes none of its part totals.");
-  if (warp_is_group) {
-    w.line("// A group is a warp here: it builds the tables of its own tiles only.");
-  } else {
-    w.line("// group_tiles is the same for every group of the CTA, so every lane of a warp takes part in every");
-    w.line("// shuffle: a tile past the group's run is built from zeros and not stored.");
-  }
-  w.line("const int slice_begin = static_cast<int>(static_cast<long long>(slice) * TILES / ctas_per_row);");
-  w.line("const int slice_end = static_cast<int>((static_cast<long long>(slice) + 1) * TILES / ctas_per_row);");
-  w.line("const int group_tiles = (slice_end - slice_begin + GROUPS - 1) / GROUPS;");
-  w.line("const int run_begin = slice_begin + group * group_tiles;");
-  w.line("const int run_end = run_begin + group_tiles < slice_end ? run_begin + group_tiles : slice_end;");
+  w.line("// Group g of slice s takes the TILES_PER_GROUP tiles from s * TILES_PER_CTA + g * TILES_PER_GROUP; their");
+  w.line("// loads are all issued before the first table is built, so TILES_PER_GROUP * W weights per lane are in flight.");
+  w.line("const int first_tile = slice * TILES_PER_CTA + group * TILES_PER_GROUP;");
   std::string tiles;
   for (int u = 0; u < in_flight; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
-  auto loop = w.scope(fmt::format("for (int first_tile = run_begin; first_tile < {}; first_tile += TILES_PER_GROUP)",
-                                  warp_is_group ? "run_end" : "run_begin + group_tiles"));
   w.line("{} {};", sum_type(spec), tiles);
-  for (int u = 0; u < in_flight; ++u)
-    w.line("load_tile(a{0}, row, first_tile + {0}, first_tile + {0} < run_end, r);", u);
+  for (int u = 0; u < in_flight; ++u) w.line("load_tile(a{0}, row, first_tile + {0}, r);", u);
   for (int u = 0; u < in_flight; ++u) {
-    const std::string store = fmt::format("row_part_totals[(first_tile + {0}) * W + r] = a{0}[W - 1];", u);
-    if (warp_is_group) {  // tile 0 of an iteration is always in the run; the others may not be
-      std::optional<CodeWriter::Scope> in_run;
-      if (u > 0) in_run.emplace(w, fmt::format("if (first_tile + {} < run_end)", u), std::string());
-      w.line("check_tile(a{}, bad);", u);
-      w.line("build_table(a{}, r);  // Algorithm 8 lines 18-30", u);
-      w.line("{}  // row W-1: the total of part r", store);
-    } else {
-      w.line("check_tile(a{}, bad);", u);
-      w.line("build_table(a{}, r);  // Algorithm 8 lines 18-30", u);
-      w.line("if (first_tile + {} < run_end) {}  // part r's total", u, store);
-    }
+    w.line("check_tile(a{}, bad);", u);
+    w.line("build_table(a{}, r);  // Algorithm 8 lines 18-30", u);
+    const std::string store =
+        fmt::format("row_part_totals[(first_tile + {0}) * W + r] = a{0}[W - 1];  // row W-1: the total of part r", u);
+    if (guard)
+      w.line("if (first_tile + {} < TILES) {}", u, store);
+    else
+      w.line("{}", store);
   }
 }
 
@@ -141,11 +127,10 @@ Source generate_sample_split(const KernelSpec& spec) {
   const std::string name = kernel_name(spec);
   CodeWriter constants, functions, pass1;
   split_constants(spec, geometry, constants);
-  split_functions(spec, functions);
+  split_functions(spec, geometry, functions);
   split_pass1(spec, geometry, pass1);
   const KernelFamily& family = family_of(spec);
   const std::string_view items = family.arg(ArgRole::items).name;
-  const std::string_view ctas = family.arg(ArgRole::ctas_per_item).name;
   std::map<std::string, std::string> values = {
       {"header_comment", header_comment(spec, name)},
       {"constants", without_trailing_newline(constants.text())},
@@ -155,19 +140,18 @@ Source generate_sample_split(const KernelSpec& spec) {
       {"drawn_weight", widened(spec, "row[draw]")},
       {"launch_contract",
        fmt::format("// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least\n"
-                   "// {0} * {1} CTAs ({1} >= 1: any value draws the same categories), no dynamic shared memory. Any\n"
-                   "// other launch traps (__trap) rather than leave {2}s unwritten.",
-                   items, ctas, family.item)},
+                   "// {0} * CTAS_PER_ROW CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than\n"
+                   "// leave {1}s unwritten.",
+                   items, family.item)},
       {"launch_check",
-       fmt::format("bfly::require_split_launch(THREADS, {}, {});  // the launch contract above", ctas, items)},
+       fmt::format("bfly::require_split_launch(THREADS, CTAS_PER_ROW, {});  // the launch contract above", items)},
   };
   FamilyKernel kernel;
   kernel.family = &family;
   kernel.type = spec.type;
   kernel.kernel_name = name;
   kernel.geometry = geometry;
-  kernel.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh", "bfly/sample_split_support.cuh",
-                    "bfly/sample_split_launch.cuh"};
+  kernel.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh", "bfly/sample_split_support.cuh"};
   Source source = fill_family_skeleton(kernel, std::move(values));
   source.spec = spec;
   return source;

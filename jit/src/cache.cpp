@@ -88,11 +88,10 @@ void for_each_geometry_field(Geometry& g, Visit visit) {
   visit(g.theta_in_shared);
   visit(g.static_shared_bytes);
   visit(g.blocks_in_flight);
-  visit(g.tiles_per_row);
-  visit(g.tiles_per_round);
+  visit(g.ctas_per_row);
   visit(g.parts_per_row);
 }
-static_assert(sizeof(gen::LaunchGeometry) == 10 * sizeof(int),  // nine ints and a bool, padded
+static_assert(sizeof(gen::LaunchGeometry) == 9 * sizeof(int),  // eight ints and a bool, padded
               "LaunchGeometry changed: update for_each_geometry_field and bump kCacheFormatVersion");
 
 std::string random_suffix() {

@@ -126,17 +126,6 @@ int current_compute_capability() {
   return major * 10 + minor;
 }
 
-int current_multiprocessor_count() {
-  current_context();
-  const Driver& d = driver();
-  CUdevice device = 0;
-  check(d.CtxGetDevice(&device), "cuCtxGetDevice");
-  int count = 0;
-  check(d.DeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-  return count;
-}
-
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   current_context();
   check(driver().MemAlloc(&pointer_, bytes), fmt::format("cuMemAlloc({} bytes)", bytes));

@@ -126,7 +126,7 @@ void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream) {
   const long long items = args.items();
   if (items == 0) return;
   LaunchShape shape;
-  shape.grid_x = g.grid_for_rows(items, args.ctas_per_item());
+  shape.grid_x = g.grid_for_rows(items);
   shape.block_x = static_cast<unsigned>(g.threads_per_cta);
   if (shape.grid_x > INT_MAX) {
     throw Error(fmt::format("{} = {} {}s need {} CTAs of {} threads, more than a grid holds ({}); split the batch",

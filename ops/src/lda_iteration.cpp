@@ -50,7 +50,15 @@ LaunchShape rows_shape(long long grid, unsigned threads, unsigned shared = 0) {
   return LaunchShape{std::max(grid, 1ll), 1, threads, 1, shared};
 }
 
-int multiprocessors() { return std::max(current_multiprocessor_count(), 1); }
+int multiprocessors() {
+  current_context();
+  CUdevice device = 0;
+  check(driver().CtxGetDevice(&device), "cuCtxGetDevice");
+  int count = 0;
+  check(driver().DeviceGetAttribute(&count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  return std::max(count, 1);
+}
 
 void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 

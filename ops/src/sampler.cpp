@@ -28,12 +28,10 @@ void check_categories(int K) {
 
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals,
-                                 unsigned long long* arrivals, int ctas_per_row) {
-  if (spec.operation == gen::Operation::sample_split) {
-    const int ctas = ctas_per_row != 0 ? ctas_per_row : gen::choose_split_ctas_per_row(spec, M, 0);
+                                 unsigned long long* arrivals) {
+  if (spec.operation == gen::Operation::sample_split)
     return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
-                           {weights, M, ld, ctas, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
-  }
+                           {weights, M, ld, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
   return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
                          {weights, M, ld, out, nullptr, seed, iteration}, spec.K);
 }
@@ -53,9 +51,6 @@ void check_sample_call(int K, gen::ElementType type, const void* weights, long l
 Sampler::Sampler(SamplerOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
   // A bad forced W, R, variant or operation is reported here, not at the first launch (K = 16 suits every operation).
   spec_for(16, gen::ElementType::f32);
-  if (options_.split_ctas_per_row && *options_.split_ctas_per_row < 1)
-    throw Error(fmt::format("SamplerOptions: split_ctas_per_row = {} is not positive; at least one CTA works on each "
-                            "row", *options_.split_ctas_per_row));
 }
 Sampler::Sampler(Sampler&&) noexcept = default;
 Sampler& Sampler::operator=(Sampler&&) noexcept = default;
@@ -74,12 +69,9 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
     const auto rows = static_cast<std::size_t>(M);
     scratch.reserve(rows * parts * static_cast<std::size_t>(gen::size_of(gen::accumulator_of(type))),
                     rows * sizeof(unsigned long long));
-    report.ctas_per_row = options_.split_ctas_per_row.value_or(
-        gen::choose_split_ctas_per_row(report.spec, M, scratch.multiprocessors));
     gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration,
                                             reinterpret_cast<void*>(scratch.part_totals.get()),
-                                            reinterpret_cast<unsigned long long*>(scratch.arrivals.get()),
-                                            report.ctas_per_row);
+                                            reinterpret_cast<unsigned long long*>(scratch.arrivals.get()));
     std::tie(report.invalid_rows, report.first_invalid_row) =
         state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
     return report;

@@ -12,12 +12,10 @@
 namespace bfly::rt {
 
 // The scratch of the sample_split kernels in one context, grown to the largest call: the part totals (level 1 of
-// the table) and the arrival counters, which the kernels leave at zero; and the context's SM count, from which the
-// CTAs per row are chosen.
+// the table) and the arrival counters, which the kernels leave at zero.
 struct SplitScratch {
   DeviceBuffer part_totals;
   DeviceBuffer arrivals;
-  int multiprocessors = current_multiprocessor_count();
   void reserve(std::size_t part_total_bytes, std::size_t arrival_bytes) {
     if (part_totals.size() < part_total_bytes) part_totals = DeviceBuffer(part_total_bytes);
     if (arrivals.size() < arrival_bytes) {

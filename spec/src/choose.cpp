@@ -2,7 +2,6 @@
 #include "bfly/spec/choose.hpp"
 
 #include "bfly/error.hpp"
-#include "bfly/sample_split_launch.cuh"  // the rule itself, shared with the ahead-of-time launch function
 
 #include <fmt/format.h>
 
@@ -72,13 +71,6 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   spec.operation = Operation::sample;
   spec.validate();
   return spec;
-}
-
-int choose_split_ctas_per_row(const KernelSpec& spec, long long M, int multiprocessors) {
-  if (spec.operation != Operation::sample_split)
-    throw Error(fmt::format("choose_split_ctas_per_row: {} is not a sample_split kernel", kernel_name(spec)));
-  const LaunchGeometry g = launch_geometry(spec);
-  return split_ctas_per_row(g.tiles_per_row, g.tiles_per_round, M, multiprocessors);
 }
 
 KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced) {

@@ -122,24 +122,18 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
   if (arg.role == ArgRole::items && v < 0)
     throw Error(fmt::format("{}: {} = {} is negative; {} is the number of {}s", caller_, arg.name, v, arg.name,
                             family_->item));
-  if (arg.role == ArgRole::ctas_per_item && v < 1)
-    throw Error(fmt::format("{}: {} = {} is not positive; at least one CTA works on each {}", caller_, arg.name, v,
-                            family_->item));
   if (arg.role == ArgRole::row_stride && v < min_row_stride_)
     throw Error(fmt::format("{}: {} = {} is less than K = {}", caller_, arg.name, v, min_row_stride_));
 }
 
 void PackedArgs::check_arrays() {
   items_ = 1;
-  ctas_per_item_ = 1;
   const KernelArg* items_arg = nullptr;
-  for (std::size_t i = 0; i < storage_.size(); ++i) {
+  for (std::size_t i = 0; i < storage_.size(); ++i)
     if (family_->args[i].role == ArgRole::items) {
       items_arg = &family_->args[i];
       std::memcpy(&items_, &storage_[i], sizeof(long long));
     }
-    if (family_->args[i].role == ArgRole::ctas_per_item) ctas_per_item_ = integer(family_->args[i].name);
-  }
   if (items_ == 0) return;  // nothing is launched, so no array is read
   for (std::size_t i = 0; i < storage_.size(); ++i) {
     const KernelArg& arg = family_->args[i];

@@ -88,10 +88,9 @@ bool loads_whole_row(const KernelSpec& spec) {
          spec.blocks() * spec.W * size_of(spec.type) <= kWholeRowBytes;
 }
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
-// before it builds their tables, so that one CTA loads 8 * 2 tiles at once (64 KiB of f32 weights at W = 32): a row
-// of K weights takes ceil(K / (16 W^2)) CTAs to load in one round, 16 for a row of 262144 weights. The launch may
-// spread a row over more CTAs (its ctas_per_row argument, for few rows) or fewer. A row of fewer tiles takes a
-// smaller CTA (whole warps), so no group idles.
+// before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
+// K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
+// H100's 132 SMs a CTA each. A row of fewer tiles takes a smaller CTA (whole warps), so no group idles.
 constexpr int kSplitMaxThreadsPerCta = 256;
 constexpr int kSplitTilesPerGroup = 2;
 
@@ -271,8 +270,8 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     g.threads_per_cta = std::min(kSplitMaxThreadsPerCta, (groups_needed * spec.W + 31) / 32 * 32);
     g.rows_per_cta = 1;  // a CTA never covers more than (a slice of) one row
     g.blocks_in_flight = kSplitTilesPerGroup;
-    g.tiles_per_row = tiles;
-    g.tiles_per_round = g.threads_per_cta / spec.W * kSplitTilesPerGroup;
+    const int tiles_per_cta = g.threads_per_cta / spec.W * kSplitTilesPerGroup;
+    g.ctas_per_row = (tiles + tiles_per_cta - 1) / tiles_per_cta;
     g.parts_per_row = tiles * spec.W;
     // The last CTA's scan of the chunk totals, two flags, the chosen part and its target.
     g.static_shared_bytes = (g.threads_per_cta + 1) * size_of(accumulator_of(spec.type)) + 3 * 4;

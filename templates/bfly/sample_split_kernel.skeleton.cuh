@@ -2,7 +2,6 @@
 #include "bfly/philox.cuh"
 #include "bfly/sample_support.cuh"
 #include "bfly/sample_split_support.cuh"
-#include "bfly/sample_split_launch.cuh"
 
 namespace {{detail_namespace}} {
 
@@ -12,21 +11,21 @@ namespace {{detail_namespace}} {
 
 }  // namespace {{detail_namespace}}
 
-// One row over ctas_per_row CTAs (docs/DESIGN.md section 12). A row is cut into PARTS parts of W consecutive
+// One row over CTAS_PER_ROW CTAs (docs/DESIGN.md section 12). A row is cut into PARTS parts of W consecutive
 // weights; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
 // access (Algorithm 8 lines 13-17) and turns into a butterfly table (lines 18-30): row W-1 of lane r's table is the
 // total of part r of the tile. Level 1 of the row's table is these part totals (in part_totals); the last CTA of
 // the row to finish searches level 1 (Algorithm 9 over the part totals) and then, in the chosen part's tile, the
 // butterfly table itself (Algorithm 10). Every sum is formed in an order the spec fixes, never the launch, so the
-// draw of row m depends only on (seed, m, iteration), the spec and the weights, never on ctas_per_row.
+// draw of row m depends only on (seed, m, iteration), the spec and the weights.
 {{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}
-  const long long m = blockIdx.x / static_cast<unsigned int>(ctas_per_row);  // the row of this CTA
+  const long long m = static_cast<long long>(blockIdx.x) / CTAS_PER_ROW;  // the row of this CTA
   if (m >= M) return;  // a grid larger than the contract's: the extra CTAs write nothing
-  const int slice = static_cast<int>(blockIdx.x % static_cast<unsigned int>(ctas_per_row));  // which part of the row
+  const int slice = static_cast<int>(blockIdx.x % CTAS_PER_ROW);  // which TILES_PER_CTA tiles of the row
   const int r = static_cast<int>(threadIdx.x) & (W - 1);           // lane within the group
   const int group = static_cast<int>(threadIdx.x) / W;
   const T* const row = weights + m * ld;
@@ -46,7 +45,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   __syncthreads();
   if (threadIdx.x == 0) {
     const unsigned long long before = atomicAdd(&arrivals[m], bfly::kArrived | (flags[0] ? bfly::kArrivedBad : 0ull));
-    const bool last = (before & 0xffffffffull) == static_cast<unsigned long long>(ctas_per_row - 1);
+    const bool last = (before & 0xffffffffull) == CTAS_PER_ROW - 1;
     flags[1] = last;
     if (last) {
       flags[0] = flags[0] || (before >> 32) != 0;  // any CTA of the row saw an unusable weight
@@ -118,7 +117,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   if (valid) {
     const int tile = chosen_part / W, owner = chosen_part % W;
     {{S}} a[W];
-    load_tile(a, row, tile, true, r);
+    load_tile(a, row, tile, r);
     build_table(a, r);
     const bool searcher = group == 0 && r == owner;
     const {{S}} t = searcher ? part_target : {{S}}(0);

@@ -6,12 +6,11 @@
 
 namespace bfly {
 
-// The launch contract of a split kernel: blockDim = (threads, 1, 1), ctas_per_item >= 1 and a 1-D grid of at least
-// items * ctas_per_item CTAs (CTA c works on item c / ctas_per_item). A smaller grid would leave rows without their
-// last CTA, so it traps.
+// The launch contract of a split kernel: blockDim = (threads, 1, 1) and a 1-D grid of at least items * ctas_per_item
+// CTAs (CTA c works on item c / ctas_per_item). A smaller grid would leave rows without their last CTA, so it traps.
 __device__ __forceinline__ void require_split_launch(int threads, int ctas_per_item, long long items) {
   if (blockDim.x != static_cast<unsigned int>(threads) || blockDim.y != 1u || blockDim.z != 1u || gridDim.y != 1u ||
-      gridDim.z != 1u || ctas_per_item < 1 || static_cast<long long>(gridDim.x) < items * ctas_per_item)
+      gridDim.z != 1u || static_cast<long long>(gridDim.x) < items * ctas_per_item)
     __trap();
 }
 

@@ -83,10 +83,4 @@ const CpuKernel* find_cpu_kernel(std::string_view kernel_name) {
   return nullptr;
 }
 
-const CpuKernel* find_split_kernel(const gen::KernelSpec& spec) {
-  for (const CpuKernel& k : cpu_split_kernels())
-    if (k.spec == spec) return &k;
-  return nullptr;
-}
-
 }  // namespace bfly::test

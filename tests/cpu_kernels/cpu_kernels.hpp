@@ -36,8 +36,6 @@ const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 
 // nullptr when `kernel_name` is not in the sample catalog.
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
-// nullptr when `spec` is not in the split catalog (gen::split_test_specs()).
-const CpuKernel* find_split_kernel(const gen::KernelSpec& spec);
 
 // Packs `values` for the kernel's family (checked: count, types, row strides >= K, non-null arrays) and runs the
 // whole grid on the CPU.

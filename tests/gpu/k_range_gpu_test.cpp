@@ -1,10 +1,7 @@
 // GPU tests of the kernels for every K (docs/DESIGN.md section 12; CTest label `gpu`, skipped without a device):
 // sample_split and sample_small through the Sampler, draw for draw against the CPU execution of the same generated
-// source, the Sampler's split scratch reused across calls, the automatic choice for LLM-shaped batches, and the CTAs
-// per row the launch chooses for few rows (the CPU runs split each row the one-round way: a draw must not change).
-#include "bfly/jit/driver.hpp"
+// source, the Sampler's split scratch reused across calls, and the automatic choice for LLM-shaped batches.
 #include "bfly/ops/sampler.hpp"
-#include "bfly/spec/choose.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
 #include "cpu_kernels.hpp"
@@ -42,8 +39,7 @@ std::vector<T> random_rows(long long M, int K, long long ld, std::uint64_t seed)
   return w;
 }
 
-// The CPU run of `kernel` (with its own scratch when it is a split kernel, each row shared by the CTAs that load it
-// in one round).
+// The CPU run of `kernel` (with its own scratch when it is a split kernel).
 template <typename T>
 std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, long long M, long long ld,
                            std::uint64_t seed, unsigned iteration, unsigned long long* invalid) {
@@ -51,25 +47,18 @@ std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, lon
   if (kernel.spec.operation == gen::Operation::sample_split) {
     std::vector<double> parts(static_cast<std::size_t>(M * kernel.cpu.geometry.parts_per_row));
     std::vector<unsigned long long> arrivals(static_cast<std::size_t>(M), 0);
-    const int ctas = gen::choose_split_ctas_per_row(kernel.spec, M, 0);
-    run_on_cpu(kernel, {w.data(), M, ld, ctas, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(),
-                        seed, iteration});
+    run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(), seed,
+                        iteration});
   } else {
     run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, seed, iteration});
   }
   return out;
 }
 
-// The Sampler's draws for `kernel`'s spec against the CPU run's; `options` may force the split's CTAs per row.
-void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, rt::SamplerOptions options = {}) {
+void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   const gen::KernelSpec& spec = kernel.spec;
   const long long ld = spec.K + 1;
-  const rt::SamplerOptions forced = forcing(spec);
-  options.operation = forced.operation;
-  options.W = forced.W;
-  options.variant = forced.variant;
-  options.R = forced.R;
-  rt::Sampler sampler(options);
+  rt::Sampler sampler(forcing(spec));
   gen::visit_element_type(spec.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const std::vector<T> w = random_rows<T>(M, spec.K, ld, seed);
@@ -80,19 +69,13 @@ void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, rt::Sampl
       const rt::SampleReport report = sampler.sample(as<T>(device_weights), M, spec.K, ld,
                                                      reinterpret_cast<int*>(device_out.get()), seed, iteration);
       ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
-      if (spec.operation == gen::Operation::sample_split) {
-        const int expected = options.split_ctas_per_row.value_or(
-            gen::choose_split_ctas_per_row(spec, M, rt::current_multiprocessor_count()));
-        ASSERT_EQ(report.ctas_per_row, expected) << "the Sampler's CTAs per row";
-      }
       unsigned long long invalid[2] = {0, ~0ull};
       const std::vector<int> cpu = cpu_draws(kernel, w, M, ld, seed, iteration, invalid);
       const std::vector<int> gpu = download<int>(device_out);
       long long mismatches = 0, first = -1;
       for (long long r = 0; r < M; ++r)
         if (gpu[r] != cpu[r] && mismatches++ == 0) first = r;
-      EXPECT_EQ(mismatches, 0) << kernel.name << " iteration " << iteration << " with " << report.ctas_per_row
-                               << " CTAs per row: first at row " << first;
+      EXPECT_EQ(mismatches, 0) << kernel.name << " iteration " << iteration << ": first at row " << first;
       EXPECT_EQ(report.invalid_rows, static_cast<long long>(invalid[0])) << kernel.name;
     }
   });
@@ -133,32 +116,6 @@ TEST(GpuKRange, AutomaticChoiceSplitsFewLongRows) {
     if (k.spec == spec) kernel = &k;
   ASSERT_NE(kernel, nullptr) << gen::kernel_name(spec) << " is not in the CPU catalog";
   compare(*kernel, M, 0x11a);
-}
-
-// Few rows of a 262144-category vocabulary: the launch spreads each row over more CTAs than the one round the CPU
-// run uses (M = 1 on an H100: 256 instead of 16), and the draws stay those of the CPU run; so do forced splits of
-// one CTA per row and of an uneven 37.
-TEST(GpuKRange, LaunchChosenSplitDrawsWhatTheCpuDraws) {
-  BFLY_REQUIRE_GPU();
-  const int K = 262144;
-  for (ElementType type : {ElementType::f32, ElementType::bf16}) {
-    const gen::KernelSpec spec = rt::Sampler().spec_for(K, type, 1);
-    ASSERT_EQ(spec.operation, gen::Operation::sample_split);
-    const CpuKernel* kernel = find_split_kernel(spec);
-    ASSERT_NE(kernel, nullptr) << gen::kernel_name(spec) << " is not in the CPU catalog";
-    const int sms = rt::current_multiprocessor_count();
-    for (long long M = 1; M <= 4; ++M) {
-      SCOPED_TRACE(gen::kernel_name(spec) + " M = " + std::to_string(M));
-      const int chosen = gen::choose_split_ctas_per_row(spec, M, sms);
-      if (sms >= 64) EXPECT_GT(chosen, gen::choose_split_ctas_per_row(spec, M, 0)) << "few rows take more CTAs";
-      compare(*kernel, M, 0x262144u + M);
-    }
-    for (int ctas : {1, 37}) {
-      rt::SamplerOptions options;
-      options.split_ctas_per_row = ctas;
-      compare(*kernel, 3, 0x5117u + ctas, options);
-    }
-  }
 }
 
 }  // namespace

@@ -76,8 +76,7 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
       {"theta_in_shared", [](gen::LaunchGeometry& g) { g.theta_in_shared = !g.theta_in_shared; }},
       {"static_shared_bytes", [](gen::LaunchGeometry& g) { g.static_shared_bytes += 16; }},
       {"blocks_in_flight", [](gen::LaunchGeometry& g) { g.blocks_in_flight += 1; }},
-      {"tiles_per_row", [](gen::LaunchGeometry& g) { g.tiles_per_row += 1; }},
-      {"tiles_per_round", [](gen::LaunchGeometry& g) { g.tiles_per_round += 1; }},
+      {"ctas_per_row", [](gen::LaunchGeometry& g) { g.ctas_per_row += 1; }},
       {"parts_per_row", [](gen::LaunchGeometry& g) { g.parts_per_row += 32; }},
   };
   for (const auto& [field, change] : geometry_changes) {
@@ -98,8 +97,7 @@ gen::LaunchGeometry distinct_geometry() {
   g.theta_in_shared = true;
   g.static_shared_bytes = 49152;
   g.blocks_in_flight = 3;
-  g.tiles_per_row = 11;
-  g.tiles_per_round = 13;
+  g.ctas_per_row = 11;
   g.parts_per_row = 8192;
   return g;
 }
@@ -125,8 +123,7 @@ TEST(CacheEntry, RoundTripsEveryField) {
   EXPECT_TRUE(back->geometry.theta_in_shared);
   EXPECT_EQ(back->geometry.static_shared_bytes, 49152);
   EXPECT_EQ(back->geometry.blocks_in_flight, 3);
-  EXPECT_EQ(back->geometry.tiles_per_row, 11);
-  EXPECT_EQ(back->geometry.tiles_per_round, 13);
+  EXPECT_EQ(back->geometry.ctas_per_row, 11);
   EXPECT_EQ(back->geometry.parts_per_row, 8192);
   EXPECT_EQ(back->arch, kernel.arch);
   EXPECT_EQ(back->options, kernel.options);
@@ -157,26 +154,26 @@ TEST(CacheEntry, GeneratedKernelKeepsTheGeometryOfItsSource) {
 // Entries of format 1 (before entries held the family and geometry) are misses: rejected by their version, before
 // their layout is read.
 TEST(CacheEntry, RejectsOlderFormatEntries) {
-  ASSERT_EQ(kCacheFormatVersion, 4);
+  ASSERT_EQ(kCacheFormatVersion, 3);
   const gen::Source source = tiny_source(spec_for(1024));
   const CacheKey key = cache_key(source, kSm90);
-  std::string format_three = encode_entry(key, compile(source, kSm90));
-  format_three[8] = 3;  // the little-endian u32 after the 8-byte magic
+  std::string format_two = encode_entry(key, compile(source, kSm90));
+  format_two[8] = 2;  // the little-endian u32 after the 8-byte magic
   std::string why;
-  EXPECT_FALSE(decode_entry(format_three, &key, &why));
-  EXPECT_NE(why.find("format version 3 (this bfly reads 4)"), std::string::npos) << why;
-  EXPECT_FALSE(decode_entry(format_three, nullptr, &why)) << "rejected whatever key is asked for";
+  EXPECT_FALSE(decode_entry(format_two, &key, &why));
+  EXPECT_NE(why.find("format version 2 (this bfly reads 3)"), std::string::npos) << why;
+  EXPECT_FALSE(decode_entry(format_two, nullptr, &why)) << "rejected whatever key is asked for";
 
-  // In the cache: a miss, rebuilt, and replaced by a format-4 entry.
+  // In the cache: a miss, rebuilt, and replaced by a format-3 entry.
   auto storage = std::make_unique<MemoryStorage>();
-  storage->files[key.file_name] = format_three;
+  storage->files[key.file_name] = format_two;
   MemoryStorage& disk = *storage;
   KernelCache cache(std::move(storage));
   const CacheLookup lookup = cache.get(source, kSm90);
   EXPECT_EQ(lookup.level, CacheLevel::built);
   EXPECT_EQ(cache.stats().disk_rejected, 1u);
   EXPECT_EQ(lookup.kernel->geometry, source.geometry);
-  EXPECT_EQ(disk.files.at(key.file_name)[8], 4) << "entry rewritten in the current format";
+  EXPECT_EQ(disk.files.at(key.file_name)[8], 3) << "entry rewritten in the current format";
 }
 
 // An entry is valid under its own name only: the runtime looks it up by the name of its key and would reject

@@ -97,31 +97,6 @@ TEST(Sampler, BadForcedOptionsFailAtConstruction) {
   bad_r.W = 8;
   bad_r.R = 8;
   EXPECT_FALSE(error_of([&] { Sampler sampler(bad_r); }).empty());
-  SamplerOptions bad_split;
-  bad_split.split_ctas_per_row = 0;
-  EXPECT_NE(error_of([&] { Sampler sampler(bad_split); }).find("split_ctas_per_row = 0 is not positive"),
-            std::string::npos);
-}
-
-// A sample_split call packs the CTAs per row after ld: the caller's, or (0) the split that loads a row in one round,
-// and its grid is M times that many CTAs.
-TEST(Sampler, SplitArgumentsCarryTheCtasPerRow) {
-  gen::SampleChoice split;
-  split.operation = gen::Operation::sample_split;
-  const gen::KernelSpec spec = gen::choose_sample_spec(262144, gen::ElementType::f32, split);
-  const auto* weights = reinterpret_cast<const float*>(0x1000);
-  auto* out = reinterpret_cast<int*>(0x2000);
-  auto* parts = reinterpret_cast<float*>(0x3000);
-  auto* arrivals = reinterpret_cast<unsigned long long*>(0x4000);
-  const gen::PackedArgs chosen = sample_arguments(spec, weights, 3, 262144, out, 1, 0, parts, arrivals, 0);
-  EXPECT_EQ(chosen.integer("ctas_per_row"), 16);
-  EXPECT_EQ(chosen.ctas_per_item(), 16);
-  EXPECT_EQ(gen::launch_geometry(spec).grid_for_rows(chosen.items(), chosen.ctas_per_item()), 48);
-  const gen::PackedArgs forced = sample_arguments(spec, weights, 3, 262144, out, 1, 0, parts, arrivals, 99);
-  EXPECT_EQ(forced.ctas_per_item(), 99);
-  EXPECT_NE(error_of([&] { sample_arguments(spec, weights, 3, 262144, out, 1, 0, parts, arrivals, -2); })
-                .find("ctas_per_row = -2 is not positive"),
-            std::string::npos);
 }
 
 TEST(Sampler, ValidatesArgumentsBeforeTouchingTheDriver) {

@@ -417,33 +417,6 @@ TEST_F(BflyGen, LdaZDocHeaderCompilesWithNvcc) {
   EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
 }
 
-// A split kernel's launch function takes the CTAs per row after ld; given 0 it picks them with the runtime's rule,
-// bfly::split_ctas_per_row from bfly/sample_split_launch.cuh, which the header pastes.
-TEST_F(BflyGen, SplitHeaderPicksTheCtasPerRowAndCompilesWithNvcc) {
-  const std::string nvcc = BFLY_NVCC_PATH;
-  ASSERT_TRUE(fs::exists(nvcc)) << "nvcc not found at " << nvcc << " (the CUDA toolkit is required)";
-  const Result r = bfly_gen("generate --operation sample_split --K 262144 --W 32 --type f32 -o " +
-                            quote((scratch_ / "split.cuh").string()));
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string header = read_file(scratch_ / "split.cuh");
-  EXPECT_NE(header.find("// ---- begin bfly/sample_split_launch.cuh (bfly template) ----"), std::string::npos);
-  EXPECT_NE(header.find("ctas_per_row = bfly::split_ctas_per_row(256, 16, M, multiprocessors);"), std::string::npos)
-      << header.substr(0, 4000);
-  EXPECT_NE(header.find("if (M < 0 || ld < 262144 || ctas_per_row < 0) return cudaErrorInvalidValue;"),
-            std::string::npos);
-  write_file(scratch_ / "split.cu",
-             "#include \"split.cuh\"\n"
-             "cudaError_t draw(const float* w, long long M, int* out, float* parts, unsigned long long* arrivals,\n"
-             "                 int ctas_per_row) {\n"
-             "  return bfly_sample_split_f32_w32_k262144_r0_addsub_launch(w, M, 262144, ctas_per_row, out, nullptr,\n"
-             "                                                            parts, arrivals, 1, 0);\n"
-             "}\n");
-  const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
-                                       " -arch=sm_90 -c split.cu -o split.o 2>&1",
-                                   scratch_);
-  EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
-}
-
 // Compiled as C++ after bfly/lockstep.hpp, the same header runs its kernel on the CPU (no launch function).
 TEST_F(BflyGen, GeneratedHeaderRunsOnTheCpuAfterLockstep) {
   ASSERT_EQ(bfly_gen("generate --K 100 -o " + quote((scratch_ / "k.cuh").string())).status, 0);

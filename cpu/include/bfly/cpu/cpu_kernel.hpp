@@ -21,15 +21,15 @@ struct CpuKernel {
   void (*launch)(long long workers, unsigned int grid, unsigned int threads, void** args);
 };
 
-// Runs `kernel` over args.items() items (nothing for 0), each shared by args.ctas_per_item() CTAs, with its
-// geometry, the CTAs spread over `workers` OS threads (0: the default). The results do not depend on `workers`.
+// Runs `kernel` over args.items() items (nothing for 0) with its geometry, the CTAs spread over `workers` OS
+// threads (0: the default). The results do not depend on `workers`.
 inline void run(const CpuKernel& kernel, gen::PackedArgs& args, long long workers = 0) {
   if (args.family().name != kernel.family)
     throw Error(std::string(kernel.name) + ": arguments packed for the " + std::string(args.family().name) +
                 " family, but the kernel is of the " + std::string(kernel.family) + " family");
   const long long items = args.items();
   if (items == 0) return;
-  const long long grid = kernel.geometry.grid_for_rows(items, args.ctas_per_item());
+  const long long grid = kernel.geometry.grid_for_rows(items);
   if (grid > std::numeric_limits<int>::max())
     throw Error(std::string(kernel.name) + ": " + std::to_string(items) + " items need " + std::to_string(grid) +
                 " CTAs, more than a grid holds");

@@ -29,9 +29,7 @@ namespace bfly::rt {
 // Bumped whenever the entry layout or the meaning of a key field changes.
 // Version 2: entries and keys hold the kernel's family and launch geometry.
 // Version 3: the geometry holds ctas_per_row and parts_per_row (sample_split).
-// Version 4: the geometry holds tiles_per_row and tiles_per_round instead of ctas_per_row (sample_split takes the
-// CTAs per row as an argument).
-inline constexpr int kCacheFormatVersion = 4;
+inline constexpr int kCacheFormatVersion = 3;
 
 // How every entry's name ends ("<kernel>_sm90_nvrtc13.0_<16 digits>.bfly"); a saved source adds ".cu".
 inline constexpr std::string_view kCacheEntryExtension = ".bfly";

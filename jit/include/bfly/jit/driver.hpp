@@ -55,9 +55,6 @@ CUcontext current_context();
 // Compute capability of the current context's device as major * 10 + minor (90 for sm_90).
 int current_compute_capability();
 
-// Streaming multiprocessors of the current context's device (132 on an H100 SXM).
-int current_multiprocessor_count();
-
 // Device memory in the current context, freed by the destructor.
 class DeviceBuffer {
  public:

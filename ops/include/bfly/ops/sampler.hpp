@@ -19,14 +19,10 @@ namespace bfly::rt {
 // to read the invalid rows back.
 struct SamplerOptions : gen::SampleChoice {
   bool report_invalid_rows = true;         // read back {count, first row} of rows written as -1
-  // sample_split: the CTAs that share one row (>= 1); empty: gen::choose_split_ctas_per_row from M and the device's
-  // SM count. Any value draws the same categories; only the time changes.
-  std::optional<int> split_ctas_per_row;
 };
 
 struct SampleReport {
   gen::KernelSpec spec;                    // the kernel that ran
-  int ctas_per_row = 0;                    // sample_split: the CTAs that shared each row (0 for other kernels)
   long long invalid_rows = 0;              // rows written as -1 (0 when not reported)
   long long first_invalid_row = -1;        // -1 when none (or not reported)
 };
@@ -39,11 +35,10 @@ struct SampleReport {
 // invalid-row counters are left null, the Sampler sets them once it has a context). Throws bfly::Error as sample()
 // does for a bad ld, M or null array.
 // A sample_split spec also takes its scratch (part_totals: M * launch_geometry(spec).parts_per_row accumulators;
-// arrivals: M counters, zero before the first launch), which the Sampler keeps per context, and the CTAs that share
-// a row (0: gen::choose_split_ctas_per_row(spec, M, 0), the split that loads a row in one round).
+// arrivals: M counters, zero before the first launch); the Sampler keeps both per context.
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals = nullptr,
-                                 unsigned long long* arrivals = nullptr, int ctas_per_row = 0);
+                                 unsigned long long* arrivals = nullptr);
 
 // Several draws per row, from weights or from logits (Sampler::sample_draws, sample_logits).
 struct DrawRequest {
@@ -78,9 +73,8 @@ class Sampler {
   // depends only on (seed, iteration, r, the weights of row r) and the kernel spec: not on the stream or the launch
   // configuration. The spec is chosen from K, the type and M (gen::choose_sample_spec): for 4096 < K < 16384 the
   // row count decides between the row kernel and sample_split, whose draws differ only for rows whose u' lies within
-  // rounding distance of a boundary; force `operation` for draws that do not depend on M at all. sample_split
-  // shares each row among gen::choose_split_ctas_per_row CTAs (or options().split_ctas_per_row), which changes no
-  // draw. Calls that use sample_split share the Sampler's scratch, so they must not run on two streams at once.
+  // rounding distance of a boundary; force `operation` for draws that do not depend on M at all. Calls that use
+  // sample_split share the Sampler's scratch, so they must not run on two streams at once.
   // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
   // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
   // weights: iteration 0, 1, 2, ...); the same (seed, iteration) repeats the draws exactly.

@@ -34,15 +34,6 @@ struct SampleChoice {
 // other kernel, so a caller that needs the same draws whatever M forces the operation.
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
 
-// The CTAs that share one row of a sample_split launch of M rows on a device with `multiprocessors` SMs (the
-// kernel's ctas_per_row argument): bfly::split_ctas_per_row (bfly/sample_split_launch.cuh, which the ahead-of-time
-// launch function uses too) with the spec's launch geometry. The fewest CTAs that load a row in one round (16 for
-// K = 262144 at W = 32) while M rows give the device bfly::kSplitCtasPerMultiprocessor (2) CTAs per SM with them;
-// for fewer rows, more CTAs per row, up to one W x W tile each (M = 1 at K = 262144 on 132 SMs: 256). M <= 0 or
-// multiprocessors <= 0 (unknown) give the one-round split. The split never changes a draw. Throws bfly::Error for
-// a spec that is not sample_split.
-int choose_split_ctas_per_row(const KernelSpec& spec, long long M, int multiprocessors);
-
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
 // 1024), so from K = 4096 (K > 4096 in f64) the chooser splits rows instead.
 inline constexpr long long kSplitBelowRows = 131072;

@@ -60,17 +60,12 @@ inline constexpr KernelArg kSampleLogitsArgs[] = {
 #undef BFLY_SAMPLE_DRAWS_TRAILING_ARGS
 
 // The sampling kernel for long rows and few of them: one row split over the lanes of several CTAs, with a
-// two-level table (docs/DESIGN.md section 12). The draws of row r depend on (seed, r, iteration) and the spec only,
-// never on how many CTAs share a row.
+// two-level table (docs/DESIGN.md section 12). The draws of row r depend on (seed, r, iteration) and the spec only.
 inline constexpr KernelArg kSampleSplitArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
-    {"ctas_per_row", ArgType::i32, ArgRole::ctas_per_item,
-     "CTAs that share one row, >= 1: the grid is M * ctas_per_row CTAs, and every value draws the same categories. "
-     "bfly::gen::choose_split_ctas_per_row picks it from M and the SM count (bfly::split_ctas_per_row, "
-     "bfly/sample_split_launch.cuh); the ahead-of-time launch function picks it that way when given 0"},
     {"out", ArgType::i32s, ArgRole::output,
      "device array of M ints: the category drawn for each row, or -1 for an invalid row (a negative, NaN or "
      "infinite weight, or a zero total)"},

@@ -47,8 +47,7 @@ class ArgValue {
 class PackedArgs {
  public:
   // `values` in the order of family.args. Throws bfly::Error, every message starting with `caller`, for a wrong
-  // count, a value of the wrong kind or out of its type's range, a negative item count, a CTA count per item below
-  // 1, a row stride below
+  // count, a value of the wrong kind or out of its type's range, a negative item count, a row stride below
   // `min_row_stride` (the kernel's K; 0 skips the check), or a null input, output or scratch array while there
   // is work (item count > 0).
   PackedArgs(const KernelFamily& family, ElementType element, std::string_view caller,
@@ -64,9 +63,6 @@ class PackedArgs {
 
   // The items the grid must cover (the items argument; 1 for a family without one).
   long long items() const { return items_; }
-  // The CTAs that share one item (the ctas_per_item argument; 1 for a family without one): the grid is
-  // geometry.grid_for_rows(items(), ctas_per_item()).
-  long long ctas_per_item() const { return ctas_per_item_; }
   const KernelFamily& family() const { return *family_; }
   ElementType element() const { return element_; }
   // kernelParams: data()[i] points at argument i, stored in its parameter's type.
@@ -85,7 +81,6 @@ class PackedArgs {
   std::string caller_;
   long long min_row_stride_;
   long long items_ = 1;
-  long long ctas_per_item_ = 1;
   std::vector<std::uint64_t> storage_;  // one 8-byte slot per argument, holding it in its parameter's type
   std::vector<void*> pointers_;         // &storage_[i]
 };

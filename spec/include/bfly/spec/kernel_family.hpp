@@ -41,7 +41,6 @@ enum class ArgRole {
   counters,    // null, or two device counters preset to {0, ~0ull}: count and first of the invalid items
   items,       // how many rows or documents the grid covers; >= 0, and 0 means no launch
   row_stride,  // elements between consecutive rows of a K-wide array; >= K
-  ctas_per_item,  // CTAs that share one item (the grid is items x this many CTAs); >= 1
   seed,        // the Philox key
   iteration,   // the Philox counter's last word
   value,       // any other scalar
@@ -101,17 +100,13 @@ struct LaunchGeometry {
   bool theta_in_shared = false;  // lda_z_doc: each group's theta row is staged in shared memory (else read from L1)
   int static_shared_bytes = 0;
   int blocks_in_flight = 1;  // blocks whose loads pass 1 issues before building the first of them
-  // sample_split only (0 elsewhere): the W x W tiles of a row, the tiles one CTA loads at once (each of its groups
-  // blocks_in_flight of them), and the parts (per-lane totals) of a row, which is also the row's share of the
-  // part_totals scratch array. How many CTAs share a row is the launch's ctas_per_row argument
-  // (gen::choose_split_ctas_per_row picks it from these numbers, the rows and the SM count).
-  int tiles_per_row = 0;
-  int tiles_per_round = 0;
+  // sample_split only (0 elsewhere): the CTAs that share one row, and the parts (per-lane totals) of a row, which
+  // is also the row's share of the part_totals scratch array.
+  int ctas_per_row = 0;
   int parts_per_row = 0;
-  // The CTAs that cover `items` items, each shared by `ctas_per_item` CTAs (the family's ctas_per_item argument, 1
-  // for a family without one): gridDim.x; a launch needs at least this many, in a 1-D grid.
-  long long grid_for_rows(long long items, long long ctas_per_item = 1) const {
-    return (items + rows_per_cta - 1) / rows_per_cta * ctas_per_item;
+  // The CTAs that cover `items` items: gridDim.x; a launch needs at least this many, in a 1-D grid.
+  long long grid_for_rows(long long items) const {
+    return ctas_per_row > 0 ? items * ctas_per_row : (items + rows_per_cta - 1) / rows_per_cta;
   }
   friend bool operator==(const LaunchGeometry&, const LaunchGeometry&) = default;
 };

@@ -18,10 +18,8 @@ std::vector<int> remnant_thresholds_for(int W);
 std::vector<KernelSpec> draw_test_specs();
 
 // The sample_split draw-test matrix: W = 32 at K in {2, 3, 5, 16, 1000, 4097, 65536, 262144} (one tile, several,
-// 4 and 16 CTAs per row in one round) and W = 8 at K in {5, 100}, every element type, addsub; swap for f32 and f64 at
-// W = 32, K in {1000, 65536}; and f32 addsub at W = 32, K in {16384, 100000} (a row in 16 whole tiles, and one
-// whose last tile is padded and whose tiles do not fill a round), where the tests vary the CTAs per row. R = 0
-// (split rows have no remnant). Every spec is valid and appears once.
+// several CTAs per row, 16 CTAs per row) and W = 8 at K in {5, 100}, every element type, addsub; and swap for f32 and
+// f64 at W = 32, K in {1000, 65536}. R = 0 (split rows have no remnant). Every spec is valid and appears once.
 std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
