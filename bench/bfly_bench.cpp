@@ -145,7 +145,7 @@ const Form& form_named(const std::string& name) {
   std::printf(
       "usage: bfly-bench [flags]\n"
       "  --K LIST           categories per row, comma-separated (default 16,32,64,71,128,256,512,1000,1024,2048,4096,4097)\n"
-      "  --types LIST       f32,f64 (default both)\n"
+      "  --types LIST       f32,f64,bf16,f16 (default f32,f64; the baselines run for f32 and f64 only)\n"
       "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
@@ -498,9 +498,13 @@ class Bench {
     return c;
   }
 
+  // One (type, K, M) point: every wanted algorithm checked, then timed. T is the host type of the weights (float,
+  // double, or the 16-bit storage of f16 and bf16); the paper's baselines and warp-per-row exist for float and
+  // double.
   template <typename T>
   void run_point(int K, long long M, std::vector<Row>& rows, std::vector<std::string>& failures) {
-    const ElementType type = std::is_same_v<T, float> ? ElementType::f32 : ElementType::f64;
+    const ElementType type = bfly::gen::element_type_of<T>;
+    constexpr bool baselines = std::is_same_v<T, float> || std::is_same_v<T, double>;
     const std::string type_name(bfly::gen::name_of(type));
     const long long ld = K;
     const double bytes = static_cast<double>(M) * K * sizeof(T);
@@ -514,7 +518,10 @@ class Bench {
     // Inputs: buffer 0 is checked against its distinct rows (slice 0); buffer 1 holds other random rows.
     std::vector<double> distinct0;
     for (int i = 0; i < 2; ++i) {
-      std::vector<double> distinct = fill<T>(i, M * slices, K, o_.seed + 7919ull * K + 104729ull * sizeof(T) + i);
+      const std::uint64_t seed = o_.seed + 7919ull * K + 104729ull * sizeof(T) + i;
+      std::vector<double> distinct;
+      if constexpr (baselines) distinct = fill<T>(i, M * slices, K, seed);
+      else distinct = fill_form(i, M * slices, K, type, false, seed);
       if (i == 0) distinct0 = std::move(distinct);
     }
     CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -600,21 +607,28 @@ class Bench {
                               sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
                             }});
     }
-    // The paper's baselines and the warp-per-row sampler.
-    if (wanted(o_, "alg1"))
-      candidates.push_back({"alg1", 0, "", [=, this](int i) { bench::alg1(weights(i), M, K, ld, out, scratch, seed, stream_); }});
-    if (wanted(o_, "alg1-two-pass"))
-      candidates.push_back({"alg1-two-pass", 0, "",
-                            [=, this](int i) { bench::alg1_two_pass(weights(i), M, K, ld, out, seed, stream_); }});
-    if (wanted(o_, "alg4-regs"))
-      candidates.push_back({"alg4-regs", 32, "",
-                            [=, this](int i) { bench::alg4_regs(weights(i), M, K, ld, out, scratch, seed, stream_); }});
-    if (wanted(o_, "alg4-smem"))
-      candidates.push_back({"alg4-smem", 32, "",
-                            [=, this](int i) { bench::alg4_smem(weights(i), M, K, ld, out, scratch, seed, stream_); }});
-    if (wanted(o_, "warp-per-row"))
-      candidates.push_back({"warp-per-row", 0, "",
-                            [=, this](int i) { bench::warp_per_row(weights(i), M, K, ld, out, seed, stream_); }});
+    // The paper's baselines and the warp-per-row sampler (f32 and f64 only).
+    if constexpr (baselines) {
+      if (wanted(o_, "alg1"))
+        candidates.push_back({"alg1", 0, "",
+                              [=, this](int i) { bench::alg1(weights(i), M, K, ld, out, scratch, seed, stream_); }});
+      if (wanted(o_, "alg1-two-pass"))
+        candidates.push_back({"alg1-two-pass", 0, "",
+                              [=, this](int i) { bench::alg1_two_pass(weights(i), M, K, ld, out, seed, stream_); }});
+      if (wanted(o_, "alg4-regs"))
+        candidates.push_back({"alg4-regs", 32, "",
+                              [=, this](int i) {
+                                bench::alg4_regs(weights(i), M, K, ld, out, scratch, seed, stream_);
+                              }});
+      if (wanted(o_, "alg4-smem"))
+        candidates.push_back({"alg4-smem", 32, "",
+                              [=, this](int i) {
+                                bench::alg4_smem(weights(i), M, K, ld, out, scratch, seed, stream_);
+                              }});
+      if (wanted(o_, "warp-per-row"))
+        candidates.push_back({"warp-per-row", 0, "",
+                              [=, this](int i) { bench::warp_per_row(weights(i), M, K, ld, out, seed, stream_); }});
+    }
 
     std::vector<int> draws(static_cast<std::size_t>(M));
     for (const Candidate& c : candidates) {
@@ -892,8 +906,8 @@ int run(const Options& o) {
         for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
           fmt::print("{} K={} M={}\n", bfly::gen::name_of(type), K, M);
           std::fflush(stdout);
-          if (type == ElementType::f32) bench.run_point<float>(K, M, rows, failures);
-          else bench.run_point<double>(K, M, rows, failures);
+          bfly::gen::visit_element_type(
+              type, [&](auto tag) { bench.run_point<typename decltype(tag)::type>(K, M, rows, failures); });
         }
       }
     }
