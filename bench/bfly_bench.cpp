@@ -739,6 +739,16 @@ class Bench {
   std::vector<double> fill_form(int i, long long M, int K, ElementType type, bool logits, std::uint64_t seed) {
     const int D = o_.distinct_rows;
     std::vector<double> distinct = make_distinct_rows(D, K, seed);
+    if (type == ElementType::f16 && !logits) {
+      // f16 ends at 65504: rescale a row whose heavy tail would round to +inf (an invalid row, drawn as -1), so
+      // that every row stays sampleable, as in the other types.
+      constexpr double kLargestF16 = 65504.0;
+      for (int d = 0; d < D; ++d) {
+        double* w = &distinct[static_cast<std::size_t>(d) * K];
+        const double largest = *std::max_element(w, w + K);
+        if (largest > kLargestF16 / 2) for (int k = 0; k < K; ++k) w[k] *= kLargestF16 / 2 / largest;
+      }
+    }
     const std::size_t size = static_cast<std::size_t>(bfly::gen::size_of(type));
     std::vector<unsigned char> bytes(distinct.size() * size);
     for (std::size_t e = 0; e < distinct.size(); ++e) {
