@@ -122,6 +122,42 @@ TEST(KernelSpec, CatalogIsValidAndDuplicateFree) {
   EXPECT_EQ(remnant_thresholds_for(32), (std::vector<int>{0, 8, 31}));
 }
 
+// Pass 1 of the plain sample kernel loads a short row whole (at most four blocks and 256 bytes) and asks for an
+// occupancy; longer rows, f64 rows of more than two blocks, the forms and the LDA z-steps keep two blocks in flight
+// and no hint.
+TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
+  const auto spec = [](int K, ElementType type, Operation operation = Operation::sample) {
+    KernelSpec s;
+    s.K = K;
+    s.W = 16;
+    s.R = 8;
+    s.type = type;
+    s.operation = operation;
+    s.validate();
+    return s;
+  };
+  EXPECT_EQ(launch_geometry(spec(64, ElementType::f32)).blocks_in_flight, 4);
+  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f32)), 6);
+  EXPECT_EQ(launch_geometry(spec(71, ElementType::bf16)).blocks_in_flight, 4);
+  EXPECT_EQ(min_ctas_per_sm(spec(48, ElementType::f16)), 6);
+  EXPECT_EQ(launch_geometry(spec(48, ElementType::f16)).blocks_in_flight, 3);
+  EXPECT_EQ(launch_geometry(spec(32, ElementType::f64)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(spec(16, ElementType::f64)), 4);
+  // Over 256 bytes or over four blocks: the general rule.
+  EXPECT_EQ(launch_geometry(spec(64, ElementType::f64)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f64)), 0);
+  EXPECT_EQ(launch_geometry(spec(128, ElementType::f32)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(spec(128, ElementType::f32)), 0);
+  EXPECT_EQ(launch_geometry(spec(1024, ElementType::f32)).blocks_in_flight, 2);
+  // Not the plain sample kernel.
+  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
+  EXPECT_EQ(launch_geometry(spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);
+  KernelSpec draws = spec(64, ElementType::f32);
+  draws.draws = Draws::with_replacement;
+  EXPECT_EQ(min_ctas_per_sm(draws), 0);
+  EXPECT_EQ(launch_geometry(draws).blocks_in_flight, 2);
+}
+
 // LDA baseline names: every catalog spec round-trips; what is not a canonical baseline name is rejected; baseline
 // names and KernelSpec names are never taken for one another.
 TEST(LdaBaselineSpec, NamesRoundTripAndStayApartFromKernelSpecNames) {

@@ -78,7 +78,7 @@ constexpr int kBlocksInFlight = 2;
 // The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
 // compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
 // experiments.md): f32 K = 16, 64, 71 went from 0.894, 0.885, 0.836 of the read ceiling to 0.917, 0.946, 0.903, f64
-// K = 16 from 0.874 to 0.939. Four blocks in flight for longer rows fell to 0.32-0.62 (ptxas interleaves the later
+// K = 16 from 0.874 to 0.939 (the landed sweep: 0.916, 0.934, 0.882 and 0.940). Four blocks in flight for longer rows fell to 0.32-0.62 (ptxas interleaves the later
 // tiles' loads with the first tile's shuffles), and so did f64 K = 64 and 71 (four f64 blocks: 0.78 and 0.71), and
 // the occupancy hint alone lost at K = 128 and 1000, so both stay with short rows.
 constexpr int kWholeRowBytes = 256;
