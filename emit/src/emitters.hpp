@@ -11,6 +11,12 @@
 
 namespace bfly::gen::emit {
 
+// The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
+// from, and the bfly-gen command that regenerates it.
+void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);
+// `text` as comment lines of at most 114 columns of text, broken at spaces.
+void comment_paragraph(std::string_view text, CodeWriter& w);
+
 // Named constants of the kernel (W, K, remnant, blocks, chunks, threads) with a one-line why each.
 void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
 
