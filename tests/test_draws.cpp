@@ -1,6 +1,7 @@
 // Draw for draw: the generated source of every draw-test spec, run on the CPU, against the reference sampler
 // given the same uniforms (docs/DESIGN.md section 6, test level 2).
 #include "cpu_kernels.hpp"
+#include "draw_inputs.hpp"
 #include "reference_sampler.hpp"
 
 #include "bfly/spec/spec_catalog.hpp"
@@ -30,47 +31,15 @@ constexpr int kPoison = 0x7eadbeef;
 // Rows planted as invalid in every input: a negative weight, a NaN, an infinity, and all zeros.
 constexpr long long kNegativeRow = 1, kNaNRow = 40, kInfRow = 77, kZeroRow = 100;
 
-enum class Input { random, many_zeros, huge_range, one_nonzero };
-constexpr Input kInputs[] = {Input::random, Input::many_zeros, Input::huge_range, Input::one_nonzero};
-const char* name_of(Input input) {
-  switch (input) {
-    case Input::random: return "random";
-    case Input::many_zeros: return "many-zeros";
-    case Input::huge_range: return "1e-30-next-to-1e30";
-    default: return "one-nonzero";
-  }
-}
+using bfly::test::Input;
+using bfly::test::kInputs;
+using bfly::test::name_of;
 
-
-// The magnitudes of the huge-range and tiny inputs: f16 spans 6e-8 (subnormal) .. 65504; the others reach 1e30.
+// The inputs of draw_inputs.hpp with the invalid rows planted.
 template <typename T>
-constexpr bool kHalf = std::is_same_v<T, bfly::half_bits>;
-
-template <typename T>
-std::vector<T> make_weights(Input input, int K, long long ld, std::mt19937_64& rng) {
+std::vector<T> weights_with_invalid_rows(Input input, int K, long long ld, std::mt19937_64& rng) {
   using bfly::test::from_double;
-  const double tiny = kHalf<T> ? 1e-7 : 1e-30, huge = kHalf<T> ? 1e4 : 1e30;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  // NaN past K
-  std::vector<T> w(static_cast<std::size_t>(kRows * ld), from_double<T>(std::numeric_limits<double>::quiet_NaN()));
-  for (long long row = 0; row < kRows; ++row) {
-    T* x = &w[static_cast<std::size_t>(row * ld)];
-    for (int k = 0; k < K; ++k) {
-      const double v = unit(rng);
-      switch (input) {
-        case Input::random: x[k] = from_double<T>(v + 1e-3); break;
-        case Input::many_zeros: x[k] = from_double<T>(unit(rng) < 0.8 ? 0.0 : v); break;
-        case Input::huge_range: {
-          const double p = unit(rng);
-          x[k] = from_double<T>(p < 0.2 ? 0.0 : (p < 0.6 ? tiny : huge) * (v + 0.01));
-          break;
-        }
-        case Input::one_nonzero: x[k] = from_double<T>(0.0); break;
-      }
-    }
-    if (input == Input::one_nonzero)
-      x[rng() % K] = from_double<T>(row % 3 == 0 ? tiny * (unit(rng) + 0.5) : unit(rng) + 0.5);
-  }
+  std::vector<T> w = bfly::test::make_weights<T>(input, kRows, K, ld, rng);
   const auto plant = [&](long long row, double value) {
     if (row < kRows) w[static_cast<std::size_t>(row * ld + rng() % K)] = from_double<T>(value);
   };
@@ -92,7 +61,7 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   for (Input input : kInputs) {
     SCOPED_TRACE(std::string(kernel.name) + " input " + name_of(input));
-    const std::vector<T> w = make_weights<T>(input, spec.K, ld, rng);
+    const std::vector<T> w = weights_with_invalid_rows<T>(input, spec.K, ld, rng);
     const unsigned long long seed = rng();
     const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
     std::vector<int> out(static_cast<std::size_t>(kRows), kPoison);

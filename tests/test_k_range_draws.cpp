@@ -3,6 +3,7 @@
 // sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid
 // and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.
 #include "cpu_kernels.hpp"
+#include "draw_inputs.hpp"
 #include "reference_sampler.hpp"
 
 #include "bfly/spec/spec_catalog.hpp"
@@ -24,47 +25,14 @@ using bfly::test::CpuKernel;
 
 constexpr int kPoison = 0x7eadbeef;
 
-enum class Input { random, many_zeros, huge_range, one_nonzero };
-constexpr Input kInputs[] = {Input::random, Input::many_zeros, Input::huge_range, Input::one_nonzero};
-const char* name_of(Input input) {
-  switch (input) {
-    case Input::random: return "random";
-    case Input::many_zeros: return "many-zeros";
-    case Input::huge_range: return "huge-range";
-    default: return "one-nonzero";
-  }
-}
+using bfly::test::Input;
+using bfly::test::kInputs;
+using bfly::test::make_weights;
+using bfly::test::name_of;
 
 // Rows: enough for several CTAs of one-CTA rows at small K; a few at large K, where one row already takes up to 16
 // CTAs (the CPU time stays small).
 long long rows_for(int K) { return K >= 65536 ? 4 : 37; }
-
-template <typename T>
-std::vector<T> make_weights(Input input, long long rows, int K, long long ld, std::mt19937_64& rng) {
-  using bfly::test::from_double;
-  constexpr bool half = std::is_same_v<T, bfly::half_bits>;
-  const double tiny = half ? 1e-7 : 1e-30, huge = half ? 1e4 : 1e30;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<T> w(static_cast<std::size_t>(rows * ld), from_double<T>(std::numeric_limits<double>::quiet_NaN()));
-  for (long long row = 0; row < rows; ++row) {
-    T* x = &w[static_cast<std::size_t>(row * ld)];
-    for (int k = 0; k < K; ++k) {
-      const double v = unit(rng);
-      switch (input) {
-        case Input::random: x[k] = from_double<T>(v + 1e-3); break;
-        case Input::many_zeros: x[k] = from_double<T>(unit(rng) < 0.8 ? 0.0 : v); break;
-        case Input::huge_range: {
-          const double p = unit(rng);
-          x[k] = from_double<T>(p < 0.2 ? 0.0 : (p < 0.6 ? tiny : huge) * (v + 0.01));
-          break;
-        }
-        case Input::one_nonzero: x[k] = from_double<T>(0.0); break;
-      }
-    }
-    if (input == Input::one_nonzero) x[rng() % K] = from_double<T>(unit(rng) + 0.5);
-  }
-  return w;
-}
 
 // Invalid rows planted in the random input: a negative weight, a NaN, an infinity, a row of zeros (as many as fit).
 template <typename T>
