@@ -542,21 +542,23 @@ class Bench {
     };
     std::vector<Candidate> candidates;
 
-    // bfly's generated kernels, loaded through the runtime (compiled earlier into the kernel cache).
-    std::vector<std::shared_ptr<rt::Kernel>> kernels;
+    // bfly's generated kernels, loaded through the runtime (compiled earlier into the kernel cache); a kernel that
+    // does not load is a failure of its point, and null.
+    const auto load = [&](const KernelSpec& spec, const std::string& name) -> std::shared_ptr<rt::Kernel> {
+      try {
+        return std::make_shared<rt::Kernel>(rt::load_kernel(spec));
+      } catch (const std::exception& e) {
+        failures.push_back(fmt::format("{} {} K={}: {}", name, type_name, K, e.what()));
+        return nullptr;
+      }
+    };
     for (Variant variant : kVariants) {
       for (int W : kWidths) {
         const std::string name = bfly_name(variant, W);
         if (!wanted(o_, name)) continue;
         const KernelSpec spec = bfly_spec(K, type, variant, W);
-        std::shared_ptr<rt::Kernel> kernel;
-        try {
-          kernel = std::make_shared<rt::Kernel>(rt::load_kernel(spec));
-        } catch (const std::exception& e) {
-          failures.push_back(fmt::format("{} {} K={}: {}", name, type_name, K, e.what()));
-          continue;
-        }
-        kernels.push_back(kernel);
+        const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
+        if (!kernel) continue;
         // The arguments of both input buffers, packed once (no invalid-row counters), so that the timed lambda
         // only launches.
         auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
@@ -574,13 +576,8 @@ class Bench {
                                           std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {
       if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK)) continue;
       const KernelSpec spec = range_spec(operation, K, type);
-      std::shared_ptr<rt::Kernel> kernel;
-      try {
-        kernel = std::make_shared<rt::Kernel>(rt::load_kernel(spec));
-      } catch (const std::exception& e) {
-        failures.push_back(fmt::format("{} {} K={}: {}", name, type_name, K, e.what()));
-        continue;
-      }
+      const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
+      if (!kernel) continue;
       const bool split = operation == bfly::gen::Operation::sample_split;
       if (split) reserve_split_scratch(M * bfly::gen::launch_geometry(spec).parts_per_row * sizeof(double), M);
       auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
