@@ -59,6 +59,16 @@ def time_calls(fn, runs, warmup=3):
     return statistics.median(times)
 
 
+def time_or_skip(fn, runs, name, K, M):
+    """time_calls(fn, runs), or None (with a warning) when the candidate runs out of GPU memory at this shape."""
+    try:
+        return time_calls(fn, runs)
+    except torch.cuda.OutOfMemoryError:
+        print(f"warning: {name} ran out of memory at K = {K}, M = {M}; skipped", file=sys.stderr)
+        torch.cuda.empty_cache()
+        return None
+
+
 def throughput(args, writer, device, date):
     print(f"\n{'type':5} {'K':>6} {'M':>9} {'algorithm':22} {'median ms':>10} {'GB/s':>8}")
     for type_name in args.types:
@@ -74,11 +84,8 @@ def throughput(args, writer, device, date):
                 candidates["torch.Categorical"] = (
                     lambda i: torch.distributions.Categorical(probs=w, validate_args=False).sample())
             for name, fn in candidates.items():
-                try:
-                    ms = time_calls(fn, args.runs)
-                except torch.cuda.OutOfMemoryError:
-                    print(f"warning: {name} ran out of memory at K = {K}, M = {M}; skipped", file=sys.stderr)
-                    torch.cuda.empty_cache()
+                ms = time_or_skip(fn, args.runs, name, K, M)
+                if ms is None:
                     continue
                 gbps = M * K * itemsize / (ms * 1e-3) / 1e9
                 print(f"{type_name:5} {K:6d} {M:9d} {name:22} {ms:10.4f} {gbps:8.1f}")
@@ -109,11 +116,8 @@ def draws(args, writer, device, date):
         }
         for form, candidates in forms.items():
             for name, fn in candidates.items():
-                try:
-                    ms = time_calls(fn, args.runs)
-                except torch.cuda.OutOfMemoryError:
-                    print(f"warning: {name} ran out of memory at K = {K}, M = {M}; skipped", file=sys.stderr)
-                    torch.cuda.empty_cache()
+                ms = time_or_skip(fn, args.runs, name, K, M)
+                if ms is None:
                     continue
                 print(f"{K:6d} {M:9d} {n:3d} {form:28} {name:22} {ms:10.4f}")
                 writer.writerow(dict(device=device, date=date, part=f"draws: {form}", algorithm=name, type="f32",
