@@ -5,6 +5,7 @@
 #include "bfly/jit/compile.hpp"
 #include "bfly/jit/driver.hpp"
 #include "bfly/jit/module.hpp"
+#include "bfly/ops/sampler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,16 @@
   } while (0)
 
 namespace bfly::test {
+
+// Sampler options that force the spec's operation, W, variant and R, so that the Sampler runs exactly its kernel.
+inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
+  rt::SamplerOptions options;
+  options.operation = spec.operation;
+  options.W = spec.W;
+  options.variant = spec.variant;
+  options.R = spec.R;
+  return options;
+}
 
 template <typename T>
 rt::DeviceBuffer upload(const std::vector<T>& host) {

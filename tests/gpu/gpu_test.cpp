@@ -25,15 +25,6 @@ std::string current_test_name() {
   return fmt::format("{}.{}", info->test_suite_name(), info->name());
 }
 
-rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
-  rt::SamplerOptions options;
-  options.W = spec.W;
-  options.variant = spec.variant;
-  options.R = spec.R;
-  options.operation = spec.operation;
-  return options;
-}
-
 // M rows of K weights with stride ld: mostly uniform in [0, 1) over a range of magnitudes, some zeros.
 template <typename T>
 std::vector<T> random_weights(long long M, int K, long long ld, std::uint64_t seed) {

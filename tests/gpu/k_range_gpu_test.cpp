@@ -19,15 +19,6 @@ namespace {
 
 using gen::ElementType;
 
-rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
-  rt::SamplerOptions options;
-  options.operation = spec.operation;
-  options.W = spec.W;
-  options.variant = spec.variant;
-  options.R = spec.R;
-  return options;
-}
-
 template <typename T>
 std::vector<T> random_rows(long long M, int K, long long ld, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
