@@ -460,16 +460,38 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
 }
 
 template <typename T>
+std::vector<T> Trainer<T>::mean_theta() const {
+  if (options_.estimate == Estimate::mean) return theta();  // formed from the same counts already
+  std::vector<T> theta(static_cast<std::size_t>(corpus_->num_docs()) * options_.topics);
+  estimate_theta<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, theta,
+                    options_.threads);
+  return theta;
+}
+
+template <typename T>
+std::vector<T> Trainer<T>::mean_phi() const {
+  if (options_.estimate == Estimate::mean) return phi();
+  std::vector<T> phi(static_cast<std::size_t>(corpus_->vocab_size()) * options_.topics);
+  estimate_phi<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, phi,
+                  options_.threads);
+  return phi;
+}
+
+template <typename T>
 std::vector<std::int32_t> Trainer<T>::top_words(int k, int count) const {
-  sync();
+  return top_words_of(mean_phi(), k, count);
+}
+
+template <typename T>
+std::vector<std::int32_t> Trainer<T>::top_words_of(const std::vector<T>& phi, int k, int count) const {
   const int K = options_.topics;
   std::vector<std::int32_t> ids(static_cast<std::size_t>(corpus_->vocab_size()));
   std::iota(ids.begin(), ids.end(), 0);
   const auto n = std::min<std::size_t>(static_cast<std::size_t>(std::max(count, 0)), ids.size());
   std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n), ids.end(),
                     [&](std::int32_t a, std::int32_t b) {
-                      const T pa = phi_[static_cast<std::size_t>(a) * K + k];
-                      const T pb = phi_[static_cast<std::size_t>(b) * K + k];
+                      const T pa = phi[static_cast<std::size_t>(a) * K + k];
+                      const T pb = phi[static_cast<std::size_t>(b) * K + k];
                       return pa != pb ? pa > pb : a < b;
                     });
   ids.resize(n);
@@ -527,21 +549,23 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   // a failure leaves none of them changed (the caller removed the older, now inconsistent ones).
   AtomicFile topics(path("topics.txt")), documents(path("documents.txt")), theta_file(path("theta.bin")),
       phi_file(path("phi.bin")), vocab(path("vocab.txt")), alpha(path("alpha.txt"));
+  const std::vector<T> phi = mean_phi();
   for (int k = 0; k < K; ++k) {  // topics.txt: one line per topic, its share of the tokens and its most probable words
     std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
-    for (const std::int32_t w : top_words(k, top_count)) line += " " + corpus.vocab[w];
+    for (const std::int32_t w : top_words_of(phi, k, top_count)) line += " " + corpus.vocab[w];
     topics.text(line + "\n");
   }
   {  // theta.bin in input order, documents.txt: the input document of each row
     const std::vector<std::int64_t> order = input_order(corpus);
-    std::vector<T> theta(theta_.size());
+    const std::vector<T> mean = mean_theta();
+    std::vector<T> theta(mean.size());
     for (std::size_t row = 0; row < order.size(); ++row) {
-      std::copy_n(theta_.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
+      std::copy_n(mean.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
       documents.text(fmt::format("{}\n", corpus.doc_ids[order[row]]));
     }
     write_matrix_to(theta_file, theta.data(), corpus.num_docs(), K);
   }
-  write_matrix_to(phi_file, phi_.data(), corpus.vocab_size(), K);
+  write_matrix_to(phi_file, phi.data(), corpus.vocab_size(), K);
   for (const std::string& word : corpus.vocab) vocab.text(word + "\n");
   for (int k = 0; k < K; ++k) alpha.text(fmt::format("{:.17g}\n", options_.priors.alpha_of(k)));  // as write_alpha
   for (AtomicFile* file : {&topics, &documents, &theta_file, &phi_file, &vocab, &alpha}) file->finish();

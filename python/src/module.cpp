@@ -249,12 +249,13 @@ class LdaModel {
   void save_checkpoint(const std::string& path) const {
     std::visit([&](const auto& t) { t->save_checkpoint(path); }, trainer_);
   }
-  // phi (V x K) and theta (D x K, corpus order) as float64 NumPy arrays, and the topic counts n_wk (V x K).
+  // phi (V x K) and theta (D x K, corpus order) as float64 NumPy arrays, the posterior means given the current
+  // topics (what bfly-lda writes), and the topic counts n_wk (V x K).
   nb::ndarray<nb::numpy, double, nb::ndim<2>> phi() const {
-    return std::visit([&](const auto& t) { return to_numpy(t->phi(), corpus_->vocab_size()); }, trainer_);
+    return std::visit([&](const auto& t) { return to_numpy(t->mean_phi(), corpus_->vocab_size()); }, trainer_);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> theta() const {
-    return std::visit([&](const auto& t) { return to_numpy(t->theta(), corpus_->num_docs()); }, trainer_);
+    return std::visit([&](const auto& t) { return to_numpy(t->mean_theta(), corpus_->num_docs()); }, trainer_);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> word_topic_counts() const {
     return std::visit([&](const auto& t) { return to_numpy(t->counts().word_topic, corpus_->vocab_size()); },

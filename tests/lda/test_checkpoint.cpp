@@ -163,6 +163,50 @@ TEST(Outputs, FilesHaveTheDocumentedLayout) {
   EXPECT_EQ(lines, 7);
 }
 
+// With Dirichlet draws between z-steps the outputs are still posterior means: phi.bin and theta.bin hold
+// (n + prior) / (total + prior sum) from the last iteration's counts, computed here directly, not the draw the
+// z-step used (which differs); the resumed run still continues from the draw (the checkpoint's own test).
+TEST(Outputs, DrawRunsWritePosteriorMeans) {
+  const Corpus input = random_corpus(40, 25, 12, 9);
+  const Corpus corpus = bfly::lda::sort_by_length(input);
+  const int K = 7, V = 25;
+  Trainer<double> trainer(corpus, options_for(Estimate::draw), std::make_unique<bfly::lda::CpuZStep<double>>(1));
+  trainer.step();
+  trainer.step();
+  const auto dir = scratch_dir();
+  trainer.write_outputs(dir.string(), 5);
+  const std::string phi_bytes = read_file(dir / "phi.bin"), theta_bytes = read_file(dir / "theta.bin");
+  ASSERT_EQ(phi_bytes.size(), 32 + V * K * sizeof(double));
+  std::vector<double> phi(static_cast<std::size_t>(V) * K), theta(40 * K);
+  std::memcpy(phi.data(), phi_bytes.data() + 32, phi.size() * sizeof(double));
+  std::memcpy(theta.data(), theta_bytes.data() + 32, theta.size() * sizeof(double));
+
+  const bfly::lda::Counts& counts = trainer.counts();
+  const bfly::lda::Priors& priors = trainer.options().priors;
+  int differs_from_draw = 0;
+  for (int w = 0; w < V; ++w)
+    for (int k = 0; k < K; ++k) {
+      const double mean = (counts.word_topic[w * K + k] + priors.beta) / (counts.topic[k] + V * priors.beta);
+      EXPECT_NEAR(phi[w * K + k], mean, 1e-12 * mean) << "phi, word " << w << " topic " << k;
+      differs_from_draw += std::abs(trainer.phi()[w * K + k] - mean) > 1e-6 * mean;
+    }
+  EXPECT_GT(differs_from_draw, V * K / 2) << "the z-step's phi should be a draw, not the mean";
+  const std::vector<std::int64_t> order = bfly::lda::input_order(corpus);
+  for (int row = 0; row < 40; ++row) {
+    const std::int64_t m = order[row];
+    const std::int64_t length = corpus.doc_offsets[m + 1] - corpus.doc_offsets[m];
+    for (int k = 0; k < K; ++k) {
+      const double mean = (counts.doc_topic[m * K + k] + priors.alpha) / (length + K * priors.alpha);
+      EXPECT_NEAR(theta[row * K + k], mean, 1e-12 * mean) << "theta, row " << row << " topic " << k;
+    }
+  }
+  // topics.txt ranks words by the mean too: topic 0's first word has the largest n_w0.
+  std::int32_t best = 0;
+  for (int w = 1; w < V; ++w)
+    if (counts.word_topic[w * K] > counts.word_topic[best * K]) best = w;
+  EXPECT_EQ(trainer.top_words(0, 1).at(0), best);
+}
+
 // The checkpoint's checksum: FNV-1a over each written piece's 8-byte words, then its tail bytes (pieces: the
 // header's fields one by one, then z, theta and phi), recomputed here to forge an older format.
 std::uint64_t checkpoint_checksum(const std::string& bytes, const std::vector<std::size_t>& pieces) {

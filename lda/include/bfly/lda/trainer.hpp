@@ -130,9 +130,10 @@ class Trainer {
   // Writes a checkpoint atomically (temp file in the same directory, fsync, rename).
   void save_checkpoint(const std::string& path) const;
 
-  // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin, phi.bin,
-  // alpha.txt (alpha_k of each topic and beta), documents.txt and vocab.txt. README.md (LDA section) gives the formats. All are written to temporaries and
-  // renamed into place only when every one is complete: on an error (named file and cause) none is replaced.
+  // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin and phi.bin
+  // (the posterior means mean_theta() and mean_phi()), alpha.txt (alpha_k of each topic and beta), documents.txt
+  // and vocab.txt. docs/LDA.md gives the formats. All are written to temporaries and renamed into place only when
+  // every one is complete: on an error (named file and cause) none is replaced.
   void write_outputs(const std::string& dir, int top_words) const;
 
   std::uint32_t iteration() const { return iteration_; }
@@ -147,12 +148,22 @@ class Trainer {
   const std::vector<T>& phi() const { return sync().phi_; }      // V x K
   const Counts& counts() const { return sync().counts_; }
 
-  // The `count` most probable words of topic k, as word ids, most probable first (ties: smaller id first).
+  // The posterior means of theta (D x K, corpus order) and phi (V x K) given the current topics z: theta =
+  // (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta). They are what a run reports
+  // (write_outputs, top_words, model_of) whatever options().estimate forms between z-steps: with Estimate::mean
+  // they are theta() and phi(); with Estimate::draw they average over the Dirichlet posterior
+  // instead of keeping one draw of it, which scores better held out (docs/LDA.md, the outputs).
+  std::vector<T> mean_theta() const;
+  std::vector<T> mean_phi() const;
+
+  // The `count` most probable words of topic k in mean_phi(), as word ids, most probable first (ties: smaller id
+  // first).
   std::vector<std::int32_t> top_words(int k, int count) const;
 
  private:
   Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine, bool);
   const Trainer& sync() const;
+  std::vector<std::int32_t> top_words_of(const std::vector<T>& phi, int k, int count) const;
   void optimize_priors();
 
   const Corpus* corpus_;
