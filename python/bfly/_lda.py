@@ -177,6 +177,7 @@ class LDA:
         m = self._model
         self.components_ = m.word_topic_counts().T + self.beta
         self.topic_word_ = self.components_ / self.components_.sum(axis=1, keepdims=True)
+        self._phi = m.phi()  # V x K, posterior means: the topics transform and score use (the C++ model_of)
         doc_topic = np.full((int(self._corpus["input_documents"]), self.n_topics), 1.0 / self.n_topics)
         doc_topic[self._corpus["doc_ids"]] = m.theta()
         self.doc_topic_ = doc_topic
