@@ -28,32 +28,58 @@ __device__ __forceinline__ double open_uniform(unsigned int bits) {
   return (static_cast<double>(bits) + 0.5) * 2.3283064365386962890625e-10;
 }
 
-// Gamma(shape, 1) (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)), the CPU reference's gamma_draw
-// line for line, so both draw the same variates up to the last bits of log, pow, sqrt and cos.
-__device__ double gamma_draw(double shape, unsigned long long seed, unsigned long long index, unsigned int stream,
-                             unsigned int iteration) {
+// Gamma(shape, 1) draws (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)) of the cells k = first,
+// first + stride, ... < K of one row: cell k's variate is the CPU reference's gamma_draw(shape_of(k), seed,
+// index0 + k, stream, iteration) line for line (the same variates up to the last bits of log, pow, sqrt and cos),
+// handed to put(k, g) in increasing k. Each trip of the loop is one attempt of the lane's current cell, and a lane
+// moves on to its next cell as soon as one is accepted: a warp then runs about the mean number of attempts per
+// cell (1.04 at shape 1.1) instead of the maximum over its 32 lanes at each cell (1.8), which a draw per cell
+// inside the loop over cells cost (docs/LDA.md; bench/lda/NOTES.md, Dirichlet draws).
+template <typename ShapeOf, typename Put>
+__device__ __forceinline__ void gamma_draws(int first, int stride, int K, ShapeOf shape_of, unsigned long long seed,
+                                            unsigned long long index0, unsigned int stream, unsigned int iteration,
+                                            Put put) {
   const unsigned int key0 = static_cast<unsigned int>(seed), key1 = static_cast<unsigned int>(seed >> 32);
-  const unsigned int index_lo = static_cast<unsigned int>(index), index_hi = static_cast<unsigned int>(index >> 32);
-  // Attempt 0's block also gives the boost's uniform (its last word), so it is computed once.
-  Philox4x32 r = philox4x32_10(Philox4x32{{index_lo, index_hi, stream << 24, iteration}}, key0, key1);
-  double boost = 1.0;
-  if (shape < 1.0) {
-    boost = pow(open_uniform(r.v[3]), 1.0 / shape);
-    shape += 1.0;
-  }
-  const double d = shape - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
-  for (unsigned int attempt = 0; attempt < (1u << 24); ++attempt) {
-    if (attempt > 0)
-      r = philox4x32_10(Philox4x32{{index_lo, index_hi, (stream << 24) | attempt, iteration}}, key0, key1);
+  unsigned int attempt = 0;
+  double d = 0, c = 0, boost = 1.0;
+  for (int k = first; k < K;) {
+    const unsigned long long index = index0 + static_cast<unsigned long long>(k);
+    const unsigned int index_lo = static_cast<unsigned int>(index), index_hi = static_cast<unsigned int>(index >> 32);
+    const Philox4x32 r =
+        philox4x32_10(Philox4x32{{index_lo, index_hi, (stream << 24) | attempt, iteration}}, key0, key1);
+    if (attempt == 0) {  // a new cell: attempt 0's block also gives the boost's uniform (its last word)
+      double shape = shape_of(k);
+      boost = 1.0;
+      if (shape < 1.0) {
+        boost = pow(open_uniform(r.v[3]), 1.0 / shape);
+        shape += 1.0;
+      }
+      d = shape - 1.0 / 3.0;
+      c = 1.0 / sqrt(9.0 * d);
+    }
     // Box-Muller normal from two words, acceptance uniform from the third.
     const double x = sqrt(-2.0 * log(open_uniform(r.v[0]))) *
                      cos(6.283185307179586476925 * (static_cast<double>(r.v[1]) * 2.3283064365386962890625e-10));
     const double t = 1.0 + c * x;
-    if (t <= 0.0) continue;
-    const double v = t * t * t;
-    if (log(open_uniform(r.v[2])) < 0.5 * x * x + d - d * v + d * log(v)) return d * v * boost;
+    bool accepted = false;
+    double g = 0;
+    if (t > 0.0) {
+      const double v = t * t * t;
+      if (log(open_uniform(r.v[2])) < 0.5 * x * x + d - d * v + d * log(v)) {
+        g = d * v * boost;
+        accepted = true;
+      }
+    }
+    if (!accepted && ++attempt == (1u << 24)) {  // the reference's bound on the attempts
+      g = d * boost;
+      accepted = true;
+    }
+    if (accepted) {
+      put(k, g);
+      k += stride;
+      attempt = 0;
+    }
   }
-  return d * boost;
 }
 
 // The sum over a warp, the same value in every lane (a fixed butterfly order).
@@ -196,11 +222,12 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
       // rounded g / sum by an ulp or two.
       const unsigned long long stream_row = static_cast<unsigned long long>(first_doc + m) * K;
       double sum = 0;
-      for (int k = lane; k < K; k += 32) {
-        const double g = gamma_draw(n[k] + alpha[k], seed, stream_row + k, kStreamTheta, iteration);
-        sum += g;
-        row[k] = static_cast<T>(g);
-      }
+      gamma_draws(
+          lane, 32, K, [&](int k) { return n[k] + alpha[k]; }, seed, stream_row, kStreamTheta, iteration,
+          [&](int k, double g) {
+            sum += g;
+            row[k] = static_cast<T>(g);
+          });
       sum = warp_sum(sum);
       if (sum > 0 && isfinite(sum)) {
         for (int k = lane; k < K; k += 32) row[k] = static_cast<T>(static_cast<double>(row[k]) / sum);
@@ -237,11 +264,12 @@ __device__ __forceinline__ void estimate_phi(long long V, int K, const int* n_wk
         if (k >= K) break;
         if (count != 0) ll += count_term(count, beta, lgamma_beta, beta_terms, terms);
         if (phi != nullptr) phi[w * K + k] = static_cast<T>((count + beta) / (static_cast<double>(n_k[k]) + v_beta));
-        if (gammas != nullptr)
-          gammas[w * K + k] =
-              gamma_draw(count + beta, seed, static_cast<unsigned long long>(w) * K + k, kStreamPhi, iteration);
       }
     }
+    if (gammas != nullptr)
+      gamma_draws(
+          lane, 32, K, [&](int k) { return n[k] + beta; }, seed, static_cast<unsigned long long>(w) * K, kStreamPhi,
+          iteration, [&](int k, double g) { gammas[w * K + k] = g; });
   }
   ll = block_sum(ll);
   if (threadIdx.x == 0) ll_partials[blockIdx.x] = ll;
