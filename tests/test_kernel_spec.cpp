@@ -149,6 +149,11 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   EXPECT_EQ(launch_geometry(spec(128, ElementType::f32)).blocks_in_flight, 2);
   EXPECT_EQ(min_ctas_per_sm(spec(128, ElementType::f32)), 0);
   EXPECT_EQ(launch_geometry(spec(1024, ElementType::f32)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(spec(1024, ElementType::f32)), 0);
+  // Longer rows of 16-bit weights: 7 CTAs per SM.
+  EXPECT_EQ(min_ctas_per_sm(spec(1024, ElementType::bf16)), 7);
+  EXPECT_EQ(min_ctas_per_sm(spec(256, ElementType::f16)), 7);
+  EXPECT_EQ(launch_geometry(spec(1024, ElementType::bf16)).blocks_in_flight, 2);
   // Not the plain sample kernel.
   EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
   EXPECT_EQ(launch_geometry(spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);

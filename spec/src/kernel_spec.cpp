@@ -305,8 +305,14 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 }
 
 int min_ctas_per_sm(const KernelSpec& spec) {
-  if (!loads_whole_row(spec)) return 0;
-  return size_of(spec.type) == 8 ? 4 : 6;
+  if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;
+  // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
+  // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
+  // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
+  const bool plain_sample =
+      spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one;
+  if (plain_sample && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
+  return 0;
 }
 
 std::string describe(const KernelSpec& spec) {
