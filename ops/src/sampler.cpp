@@ -89,25 +89,10 @@ SampleReport Sampler::sample_host(const void* weights, std::size_t count, gen::E
   check_categories(K);
   check_sample_call(K, type, weights, M, ld, out.data());
   if (M == 0) return sample(nullptr, type, 0, K, ld, nullptr, seed, iteration, nullptr);
-  const long long needed = (M - 1) * ld + K;
-  if (static_cast<long long>(count) < needed) {
-    throw Error(fmt::format("Sampler::sample_host: weights holds {} elements; M = {} rows of K = {} with ld = {} "
-                            "need (M - 1) * ld + K = {}",
-                            count, M, K, ld, needed));
-  }
-  if (static_cast<long long>(out.size()) < M) {
-    throw Error(fmt::format("Sampler::sample_host: out holds {} elements, fewer than M = {}", out.size(), M));
-  }
-  const Driver& d = driver();
-  current_context();
-  const std::size_t bytes = static_cast<std::size_t>(needed) * static_cast<std::size_t>(gen::size_of(type));
-  DeviceBuffer device_weights(bytes);
-  DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
-  check(d.MemcpyHtoD(device_weights.get(), weights, bytes), "cuMemcpyHtoD(weights)");
-  const SampleReport report = sample(reinterpret_cast<const void*>(device_weights.get()), type, M, K, ld,
-                                     reinterpret_cast<int*>(device_out.get()), seed, iteration, nullptr);
-  check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
-  return report;
+  return through_device("Sampler::sample_host", "weights", weights, count, type, M, K, ld, out, M,
+                        fmt::format("M = {}", M), [&](const void* device_weights, int* device_out) {
+                          return sample(device_weights, type, M, K, ld, device_out, seed, iteration, nullptr);
+                        });
 }
 
 }  // namespace bfly::rt

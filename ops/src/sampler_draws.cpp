@@ -86,24 +86,12 @@ SampleReport Sampler::sample_draws_host(const void* input, std::size_t count, ge
   check_request(K, type, request);
   draws_arguments(draws_spec(K, type, request, options_), input, M, ld, request, out.data(), seed, iteration);
   if (M == 0) return sample_draws(nullptr, type, 0, K, ld, request, nullptr, seed, iteration, nullptr);
-  const long long needed = (M - 1) * ld + K;
-  if (static_cast<long long>(count) < needed)
-    throw Error(fmt::format("Sampler::sample_draws_host: input holds {} elements; M = {} rows of K = {} with ld = {} "
-                            "need (M - 1) * ld + K = {}", count, M, K, ld, needed));
-  const long long draws = M * request.num_samples;
-  if (static_cast<long long>(out.size()) < draws)
-    throw Error(fmt::format("Sampler::sample_draws_host: out holds {} elements, fewer than M x num_samples = {} x {}",
-                            out.size(), M, request.num_samples));
-  const Driver& d = driver();
-  current_context();
-  const std::size_t bytes = static_cast<std::size_t>(needed) * static_cast<std::size_t>(gen::size_of(type));
-  DeviceBuffer device_input(bytes);
-  DeviceBuffer device_out(static_cast<std::size_t>(draws) * sizeof(int));
-  check(d.MemcpyHtoD(device_input.get(), input, bytes), "cuMemcpyHtoD(input)");
-  const SampleReport report = sample_draws(reinterpret_cast<const void*>(device_input.get()), type, M, K, ld, request,
-                                           reinterpret_cast<int*>(device_out.get()), seed, iteration, nullptr);
-  check(d.MemcpyDtoH(out.data(), device_out.get(), device_out.size()), "cuMemcpyDtoH(out)");
-  return report;
+  return through_device("Sampler::sample_draws_host", "input", input, count, type, M, K, ld, out,
+                        M * request.num_samples, fmt::format("M x num_samples = {} x {}", M, request.num_samples),
+                        [&](const void* device_input, int* device_out) {
+                          return sample_draws(device_input, type, M, K, ld, request, device_out, seed, iteration,
+                                              nullptr);
+                        });
 }
 
 }  // namespace bfly::rt
