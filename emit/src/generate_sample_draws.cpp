@@ -342,6 +342,8 @@ Source generate_sample_draws(const KernelSpec& spec) {
       {"input", logits(spec) ? "logits" : "weights"},
       {"element_noun", logits(spec) ? "logit (NaN or +inf)" : "weight (negative, NaN, infinite)"},
   };
+  const int min_ctas = min_ctas_per_sm(spec);  // __launch_bounds__'s CTAs per SM, when the spec asks for one
+  values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);
   values["draws_check"] =
       distinct(spec) ? "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than a lane keeps" : "";
   values["input_state"] =

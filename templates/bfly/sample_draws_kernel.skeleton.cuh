@@ -15,7 +15,7 @@ namespace {{detail_namespace}} {
 // (transposed access) and build each block's butterfly-patterned table in registers. Pass 1 runs once per row;
 // pass 2 (Algorithms 9 and 10) runs once per draw, each with its own uniform, over the same running totals.
 {{launch_contract}}
-extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
+extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_sm}})
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}

@@ -122,7 +122,7 @@ __device__ __forceinline__ int search_block(const S (&a)[W], int r, S target, S 
 // Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
 // ceil(M / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave rows
 // unwritten.
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(128, 6)
 bfly_sample_logits_f16_w4_k10_r3_addsub(const bfly::half_bits* __restrict__ logits, long long M, long long ld,
     double temperature, int num_samples, int* __restrict__ out, unsigned long long* __restrict__ invalid_rows,
     unsigned long long seed, unsigned int iteration) {
