@@ -224,6 +224,8 @@ def run_bfly(args, corpus, K, estimate, emit):
     run_args = ["--quiet", "--show-topics", "0", "--device", args.bfly_device]
     if args.bfly_device == "cpu":
         run_args += ["--cpu-zstep", "reference"]
+    if args.bfly_average_last > 1:
+        run_args += ["--average-last", str(args.bfly_average_last)]
     if args.bfly_iterations:
         schedule = iter(args.bfly_iterations)
     else:
@@ -342,6 +344,8 @@ def main():
     p.add_argument("--bfly-iterations", default="",
                    help="bfly-lda's checkpoints as iteration counts (e.g. 30,100,300), instead of --bfly-seconds")
     p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
+    p.add_argument("--bfly-average-last", type=int, default=1,
+                   help="bfly-lda --average-last: its outputs average the posterior means of each run's last N iterations")
     p.add_argument("--growth", type=float, default=2.0,
                    help="ratio of the training seconds of successive checkpoints (tomotopy and bfly-lda)")
     p.add_argument("--workers", type=int, default=os.cpu_count())

@@ -134,7 +134,7 @@ template <typename T>
 Model model_of(const Trainer<T>& trainer) {
   Model model;
   model.vocab = trainer.corpus().vocab;
-  const std::vector<T> phi = trainer.mean_phi();  // what write_outputs writes as phi.bin
+  const std::vector<T> phi = trainer.output_phi();  // what write_outputs writes as phi.bin
   model.phi.assign(phi.begin(), phi.end());
   model.alpha = trainer.options().priors.alpha_vector(trainer.options().topics);
   model.beta = trainer.options().priors.beta;

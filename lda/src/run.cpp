@@ -209,6 +209,9 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
     }
     if (curve) curve->row(fmt::format("{},{:.6f},{:.6g},{:.9g}\n", stats.iteration, trainer.train_seconds(), rate,
                                       stats.ll_per_token));
+    // The last average_last iterations' posterior means go into the outputs' average (not into training time).
+    if (s.average_last > 1 && stats.iteration + static_cast<std::uint32_t>(s.average_last) > s.iterations)
+      trainer.add_means_to_average();
     if (s.checkpoint_every > 0 && stats.iteration % static_cast<std::uint32_t>(s.checkpoint_every) == 0 &&
         stats.iteration < s.iterations) {
       publish_checkpoint(trainer, *s.out, checkpoint);
@@ -219,6 +222,8 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
 
   std::printf("done: %u iterations, ll/token %.6f, %.2f s of training\n", trainer.iteration(),
               trainer.ll_per_token(), trainer.train_seconds());
+  if (trainer.averaged_iterations() > 1)
+    std::printf("outputs: the posterior means averaged over the last %d iterations\n", trainer.averaged_iterations());
   if (o.optimize_interval > 0)
     std::printf("priors learned: alpha %s, beta %g\n", alpha_summary(trainer.options().priors, o.topics).c_str(),
                 trainer.options().priors.beta);

@@ -478,8 +478,37 @@ std::vector<T> Trainer<T>::mean_phi() const {
 }
 
 template <typename T>
+void Trainer<T>::add_means_to_average() {
+  const std::vector<T> theta = mean_theta(), phi = mean_phi();
+  theta_sum_.resize(theta.size(), 0.0);
+  phi_sum_.resize(phi.size(), 0.0);
+  for (std::size_t i = 0; i < theta.size(); ++i) theta_sum_[i] += static_cast<double>(theta[i]);
+  for (std::size_t i = 0; i < phi.size(); ++i) phi_sum_[i] += static_cast<double>(phi[i]);
+  ++averaged_;
+}
+
+namespace {
+template <typename T>
+std::vector<T> average_of(const std::vector<double>& sum, int count) {
+  std::vector<T> average(sum.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) average[i] = static_cast<T>(sum[i] / count);
+  return average;
+}
+}  // namespace
+
+template <typename T>
+std::vector<T> Trainer<T>::output_theta() const {
+  return averaged_ > 0 ? average_of<T>(theta_sum_, averaged_) : mean_theta();
+}
+
+template <typename T>
+std::vector<T> Trainer<T>::output_phi() const {
+  return averaged_ > 0 ? average_of<T>(phi_sum_, averaged_) : mean_phi();
+}
+
+template <typename T>
 std::vector<std::int32_t> Trainer<T>::top_words(int k, int count) const {
-  return top_words_of(mean_phi(), k, count);
+  return top_words_of(output_phi(), k, count);
 }
 
 template <typename T>
@@ -549,7 +578,7 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   // a failure leaves none of them changed (the caller removed the older, now inconsistent ones).
   AtomicFile topics(path("topics.txt")), documents(path("documents.txt")), theta_file(path("theta.bin")),
       phi_file(path("phi.bin")), vocab(path("vocab.txt")), alpha(path("alpha.txt"));
-  const std::vector<T> phi = mean_phi();
+  const std::vector<T> phi = output_phi();
   for (int k = 0; k < K; ++k) {  // topics.txt: one line per topic, its share of the tokens and its most probable words
     std::string line = fmt::format("topic {:>4} ({:5.2f}%):", k, 100.0 * static_cast<double>(counts_.topic[k]) / tokens);
     for (const std::int32_t w : top_words_of(phi, k, top_count)) line += " " + corpus.vocab[w];
@@ -557,7 +586,7 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   }
   {  // theta.bin in input order, documents.txt: the input document of each row
     const std::vector<std::int64_t> order = input_order(corpus);
-    const std::vector<T> mean = mean_theta();
+    const std::vector<T> mean = output_theta();
     std::vector<T> theta(mean.size());
     for (std::size_t row = 0; row < order.size(); ++row) {
       std::copy_n(mean.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);

@@ -82,7 +82,10 @@ class LDA:
     symmetric Dirichlet priors (bfly-lda's defaults); iterations [max_iter]; seed [random_state] (every draw of
     a run is fixed by the seed and the corpus); dtype "float32" or "float64"; device "auto" (the GPU when one can
     be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps) or
-    "draw"; threads for the CPU parts (0: all cores); callback(iteration, ll_per_token), called every
+    "draw"; average_last: topic_word_'s source phi, doc_topic_, transform and score use the posterior means
+    averaged over the last `average_last` iterations of each fit (bfly-lda --average-last; 1: the last iteration's
+    means; the average is not saved, a loaded model has its last iteration's); threads for the CPU parts (0: all
+    cores); callback(iteration, ll_per_token), called every
     `progress_every` iterations (also logged on the "bfly" logger at INFO).
 
     After fit: components_ (n_topics x V: word-topic counts plus beta, scikit-learn's meaning), topic_word_
@@ -91,7 +94,7 @@ class LDA:
     """
 
     def __init__(self, n_topics=10, *, alpha=0.1, beta=0.01, iterations=200, seed=1, dtype="float32",
-                 device="auto", estimate="mean", threads=0, callback=None, progress_every=10):
+                 device="auto", estimate="mean", average_last=1, threads=0, callback=None, progress_every=10):
         if not isinstance(n_topics, int) or isinstance(n_topics, bool) or not 1 <= n_topics <= 65536:
             raise ValueError(f"n_topics = {n_topics!r}; it must be an integer in 1 .. 65536")
         if not alpha > 0 or not beta > 0:
@@ -104,6 +107,8 @@ class LDA:
             raise ValueError(f"device = {device!r}; it must be 'auto', 'gpu' or 'cpu'")
         if estimate not in ("mean", "draw"):
             raise ValueError(f"estimate = {estimate!r}; it must be 'mean' or 'draw'")
+        if not isinstance(average_last, int) or isinstance(average_last, bool) or average_last < 1:
+            raise ValueError(f"average_last = {average_last!r}; it must be an integer >= 1")
         if callback is not None and not callable(callback):
             raise TypeError("callback must be callable as callback(iteration, ll_per_token)")
         self.n_topics = n_topics
@@ -114,6 +119,7 @@ class LDA:
         self.dtype = str(dtype)
         self.device = device
         self.estimate = estimate
+        self.average_last = average_last
         self.threads = threads
         self.callback = callback
         self.progress_every = progress_every
@@ -164,8 +170,10 @@ class LDA:
         return model
 
     def _train(self, iterations):
-        for _ in range(iterations):
+        for done in range(1, iterations + 1):
             iteration, ll, _, _ = self._model.step()
+            if self.average_last > 1 and done > iterations - self.average_last:
+                self._model.add_means_to_average()
             self.loglik_.append(ll)
             if self.progress_every and iteration % self.progress_every == 0:
                 logger.info("bfly.LDA: iteration %d  ll/token %.6f", iteration, ll)
@@ -306,7 +314,8 @@ class LDA:
         np.savez(path / "corpus.npz", **self._corpus)
         settings = {"format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
                     "iterations": self.iterations, "seed": self.seed, "dtype": self.dtype,
-                    "estimate": self.estimate, "vocabulary": self.vocabulary_, "loglik": self.loglik_}
+                    "estimate": self.estimate, "average_last": self.average_last, "vocabulary": self.vocabulary_,
+                    "loglik": self.loglik_}
         temporary = path / "model.json.tmp"
         temporary.write_text(json.dumps(settings))
         os.replace(temporary, path / "model.json")
@@ -320,7 +329,8 @@ class LDA:
             raise ValueError(f"{path / 'model.json'} is not a bfly.LDA model (format {settings.get('format')!r})")
         model = cls(settings["n_topics"], alpha=settings["alpha"], beta=settings["beta"],
                     iterations=settings["iterations"], seed=settings["seed"], dtype=settings["dtype"],
-                    device=device, estimate=settings["estimate"], threads=threads)
+                    device=device, estimate=settings["estimate"], average_last=settings.get("average_last", 1),
+                    threads=threads)
         with np.load(path / "corpus.npz") as corpus:
             model._corpus = {name: corpus[name] for name in corpus.files}
         model.vocabulary_ = settings["vocabulary"]

@@ -250,12 +250,17 @@ class LdaModel {
     std::visit([&](const auto& t) { t->save_checkpoint(path); }, trainer_);
   }
   // phi (V x K) and theta (D x K, corpus order) as float64 NumPy arrays, the posterior means given the current
-  // topics (what bfly-lda writes), and the topic counts n_wk (V x K).
+  // topics or their average over the iterations added (Trainer::output_phi: what bfly-lda writes), and the topic
+  // counts n_wk (V x K).
   nb::ndarray<nb::numpy, double, nb::ndim<2>> phi() const {
-    return std::visit([&](const auto& t) { return to_numpy(t->mean_phi(), corpus_->vocab_size()); }, trainer_);
+    return std::visit([&](const auto& t) { return to_numpy(t->output_phi(), corpus_->vocab_size()); }, trainer_);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> theta() const {
-    return std::visit([&](const auto& t) { return to_numpy(t->mean_theta(), corpus_->num_docs()); }, trainer_);
+    return std::visit([&](const auto& t) { return to_numpy(t->output_theta(), corpus_->num_docs()); }, trainer_);
+  }
+  void add_means_to_average() {
+    nb::gil_scoped_release unlocked;
+    std::visit([](auto& t) { t->add_means_to_average(); }, trainer_);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> word_topic_counts() const {
     return std::visit([&](const auto& t) { return to_numpy(t->counts().word_topic, corpus_->vocab_size()); },
@@ -479,6 +484,7 @@ NB_MODULE(_bfly, m) {
       .def("step", &LdaModel::step)
       .def("save_checkpoint", &LdaModel::save_checkpoint)
       .def("phi", &LdaModel::phi)
+      .def("add_means_to_average", &LdaModel::add_means_to_average)
       .def("theta", &LdaModel::theta)
       .def("word_topic_counts", &LdaModel::word_topic_counts)
       .def("top_words", &LdaModel::top_words)

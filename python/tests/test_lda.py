@@ -252,9 +252,21 @@ def test_save_load_resumes_exactly(tmp_path):
     assert np.allclose(loaded.doc_topic_, straight.doc_topic_)
 
 
+def test_average_last_averages_the_means_of_the_same_chain():
+    rng = np.random.default_rng()
+    X, _ = known_topic_corpus(rng, 50)
+    seed = int(rng.integers(2**31))
+    last = bfly.LDA(TOPICS, iterations=12, seed=seed, estimate="draw").fit(X)
+    averaged = bfly.LDA(TOPICS, iterations=12, seed=seed, estimate="draw", average_last=4).fit(X)
+    assert last.loglik_ == averaged.loglik_ and np.array_equal(last.components_, averaged.components_)
+    assert not np.array_equal(last.doc_topic_, averaged.doc_topic_)
+    assert np.allclose(averaged.doc_topic_.sum(axis=1), 1)
+
+
 def test_bad_arguments():
     for kwargs, word in [(dict(n_topics=0), "n_topics"), (dict(alpha=0), "alpha"), (dict(dtype="float16"), "dtype"),
-                         (dict(device="tpu"), "device"), (dict(estimate="mode"), "estimate")]:
+                         (dict(device="tpu"), "device"), (dict(estimate="mode"), "estimate"),
+                         (dict(average_last=0), "average_last")]:
         with pytest.raises(ValueError, match=word):
             bfly.LDA(**{"n_topics": 3, **kwargs})
     with pytest.raises(TypeError, match="token lists"):

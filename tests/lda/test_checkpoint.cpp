@@ -207,6 +207,35 @@ TEST(Outputs, DrawRunsWritePosteriorMeans) {
   EXPECT_EQ(trainer.top_words(0, 1).at(0), best);
 }
 
+// add_means_to_average: the outputs become the average of the posterior means of the iterations added (here two),
+// which differs from the last iteration's means, and phi.bin holds it.
+TEST(Outputs, AveragedOutputsAverageTheIterationsPosteriorMeans) {
+  const Corpus corpus = bfly::lda::sort_by_length(random_corpus(40, 25, 12, 9));
+  Trainer<double> trainer(corpus, options_for(Estimate::draw), std::make_unique<bfly::lda::CpuZStep<double>>(1));
+  EXPECT_EQ(trainer.averaged_iterations(), 0);
+  trainer.step();
+  const std::vector<double> phi1 = trainer.mean_phi(), theta1 = trainer.mean_theta();
+  trainer.add_means_to_average();
+  trainer.step();
+  const std::vector<double> phi2 = trainer.mean_phi(), theta2 = trainer.mean_theta();
+  EXPECT_TRUE(same_bytes(trainer.output_phi(), phi1)) << "one iteration added: its means";
+  trainer.add_means_to_average();
+  EXPECT_EQ(trainer.averaged_iterations(), 2);
+  const std::vector<double> phi = trainer.output_phi(), theta = trainer.output_theta();
+  int differs_from_last = 0;
+  for (std::size_t i = 0; i < phi.size(); ++i) {
+    EXPECT_DOUBLE_EQ(phi[i], (phi1[i] + phi2[i]) / 2) << i;
+    differs_from_last += phi[i] != phi2[i];
+  }
+  EXPECT_GT(differs_from_last, 0);
+  for (std::size_t i = 0; i < theta.size(); ++i) EXPECT_DOUBLE_EQ(theta[i], (theta1[i] + theta2[i]) / 2) << i;
+  const auto dir = scratch_dir();
+  trainer.write_outputs(dir.string(), 5);
+  const std::string bytes = read_file(dir / "phi.bin");
+  ASSERT_EQ(bytes.size(), 32 + phi.size() * sizeof(double));
+  EXPECT_EQ(std::memcmp(bytes.data() + 32, phi.data(), phi.size() * sizeof(double)), 0);
+}
+
 // The checkpoint's checksum: FNV-1a over each written piece's 8-byte words, then its tail bytes (pieces: the
 // header's fields one by one, then z, theta and phi), recomputed here to forge an older format.
 std::uint64_t checkpoint_checksum(const std::string& bytes, const std::vector<std::size_t>& pieces) {

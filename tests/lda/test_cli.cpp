@@ -88,6 +88,7 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --text '" + docword_ + "'", "either --text or --docword"},
       {corpus_args_ + " --min-count 3", "--min-count applies to --text only"},
       {corpus_args_ + " --checkpoint-every 2", "--checkpoint-every needs --out"},
+      {corpus_args_ + " --average-last 0", "--average-last expects an integer in [1, "},
       {corpus_args_ + " stray", "unexpected argument 'stray'"},
       {corpus_args_ + " --resume '" + (dir_ / "nowhere").string() + "'", "cannot open the checkpoint"},
       {corpus_args_ + " --cpu-zstep fast", "--cpu-zstep expects auto, generated or reference"},
@@ -181,6 +182,32 @@ TEST_F(Cli, ResumedRunEndsWithTheSameFiles) {
   run = run_lda(corpus_args_ + " --max-docs 30 --resume '" + halves.string() + "' --iterations 7", dir_);
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("another corpus"), std::string::npos) << run.output;
+}
+
+// --average-last N: the same chain, but phi.bin and theta.bin average the posterior means of the last N iterations.
+TEST_F(Cli, AverageLastAveragesTheOutputsOfTheSameChain) {
+  const std::string common = corpus_args_ + " --topics 5 --seed 3 --iterations 6 --estimate draw --quiet --threads 2 "
+                                            "--device cpu --cpu-zstep reference";
+  const auto last = dir_ / "last", averaged = dir_ / "averaged";
+  RunResult run = run_lda(common + " --out '" + last.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(run.output.find("outputs: the posterior means averaged"), std::string::npos) << run.output;
+  run = run_lda(common + " --average-last 3 --out '" + averaged.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("outputs: the posterior means averaged over the last 3 iterations"), std::string::npos)
+      << run.output;
+  // The same chain: the same log-likelihood after every iteration (loglik.csv's last column).
+  const auto likelihoods = [](const std::string& csv) {
+    std::vector<std::string> values;
+    std::istringstream lines(csv);
+    for (std::string line; std::getline(lines, line);) values.push_back(line.substr(line.rfind(',') + 1));
+    return values;
+  };
+  const std::vector<std::string> chain = likelihoods(read_file(last / "loglik.csv"));
+  EXPECT_EQ(chain.size(), 8u);  // the header and iterations 0 .. 6
+  EXPECT_EQ(chain, likelihoods(read_file(averaged / "loglik.csv")));
+  EXPECT_NE(read_file(last / "phi.bin"), read_file(averaged / "phi.bin"));
+  EXPECT_NE(read_file(last / "theta.bin"), read_file(averaged / "theta.bin"));
 }
 
 // The main job's path on a machine without a GPU: the GPU's kernel for K = 64, f32, run on the CPU.

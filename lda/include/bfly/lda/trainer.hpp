@@ -131,7 +131,7 @@ class Trainer {
   void save_checkpoint(const std::string& path) const;
 
   // Writes the outputs into `dir` (created if needed): topics.txt (top words per topic), theta.bin and phi.bin
-  // (the posterior means mean_theta() and mean_phi()), alpha.txt (alpha_k of each topic and beta), documents.txt
+  // (the posterior means output_theta() and output_phi()), alpha.txt (alpha_k of each topic and beta), documents.txt
   // and vocab.txt. docs/LDA.md gives the formats. All are written to temporaries and renamed into place only when
   // every one is complete: on an error (named file and cause) none is replaced.
   void write_outputs(const std::string& dir, int top_words) const;
@@ -156,7 +156,16 @@ class Trainer {
   std::vector<T> mean_theta() const;
   std::vector<T> mean_phi() const;
 
-  // The `count` most probable words of topic k in mean_phi(), as word ids, most probable first (ties: smaller id
+  // The outputs averaged over iterations: add_means_to_average() (after an iteration) adds mean_theta() and
+  // mean_phi() to running sums; while they hold any iteration, output_theta() and output_phi() are their averages,
+  // else the current means. write_outputs, top_words and model_of report output_theta() and output_phi(). The
+  // average is no part of the chain: checkpoints do not hold it and the following iterations do not read it.
+  void add_means_to_average();
+  int averaged_iterations() const { return averaged_; }
+  std::vector<T> output_theta() const;
+  std::vector<T> output_phi() const;
+
+  // The `count` most probable words of topic k in output_phi(), as word ids, most probable first (ties: smaller id
   // first).
   std::vector<std::int32_t> top_words(int k, int count) const;
 
@@ -177,6 +186,8 @@ class Trainer {
   mutable Counts counts_;
   mutable bool stale_ = true;
   double ll_per_token_ = 0;
+  std::vector<double> theta_sum_, phi_sum_;  // add_means_to_average's sums, over `averaged_` iterations
+  int averaged_ = 0;
 };
 
 // The names of the files write_outputs writes (and metrics.json, a run's evaluation), and a function that removes
