@@ -160,12 +160,14 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   KernelSpec draws = spec(64, ElementType::f32);
   draws.draws = Draws::with_replacement;
   EXPECT_EQ(min_ctas_per_sm(draws), 0);
-  // Logits, one draw or several: 6 CTAs per SM.
+  // Logits, one draw or several with replacement: 6 CTAs per SM; without replacement none (it would spill).
   KernelSpec logits = spec(1024, ElementType::bf16);
   logits.input = InputKind::logits;
   EXPECT_EQ(min_ctas_per_sm(logits), 6);
   logits.draws = Draws::with_replacement;
   EXPECT_EQ(min_ctas_per_sm(logits), 6);
+  logits.draws = Draws::without_replacement;
+  EXPECT_EQ(min_ctas_per_sm(logits), 0);
   EXPECT_EQ(launch_geometry(draws).blocks_in_flight, 2);
 }
 

@@ -312,10 +312,13 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   const bool plain_sample =
       spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one;
   if (plain_sample && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
-  // Logits (every type, one or several draws): 6 CTAs per SM (at most 80 registers instead of 96-112; their 32 KiB
-  // of shared memory per CTA allow no more than 6). H100, 1 GiB: f32 K = 256 0.20 -> 0.35 of the read ceiling,
-  // K = 1024 0.24 -> 0.29, bf16 K = 256 0.09 -> 0.15; K = 4096 within 1 % (bench/RESULTS.md).
-  if (spec.operation == Operation::sample && spec.input == InputKind::logits) return 6;
+  // Logits with one draw or several with replacement (every type): 6 CTAs per SM (at most 80 registers instead of
+  // 96-112; their 32 KiB of shared memory per CTA allow no more than 6). H100, 1 GiB: f32 K = 256 0.20 -> 0.35 of
+  // the read ceiling, K = 1024 0.24 -> 0.29, bf16 K = 256 0.09 -> 0.15; K = 4096 within 1 % (bench/RESULTS.md).
+  // Not without replacement: its drawn categories need registers too, and at 80 it spills 64-156 bytes.
+  if (spec.operation == Operation::sample && spec.input == InputKind::logits &&
+      spec.draws != Draws::without_replacement)
+    return 6;
   return 0;
 }
 

@@ -108,8 +108,8 @@ LaunchGeometry launch_geometry(const KernelSpec& spec);
 // The occupancy a kernel is compiled for: the second argument of its __launch_bounds__ (CTAs per SM), or 0 for
 // none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks and 256 bytes of
 // blocks loads its whole row at once and asks for 6 CTAs of 128 threads per SM (4 in f64), which caps its registers
-// at 80 (128); the one of a longer row of 16-bit weights (bf16, f16) asks for 7 (73 registers), and every logits
-// kernel (sample operation) for 6 (80 registers).
+// at 80 (128); the one of a longer row of 16-bit weights (bf16, f16) asks for 7 (73 registers), and a logits
+// kernel drawing with replacement (one draw or several) for 6 (80 registers).
 int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
