@@ -78,13 +78,17 @@ constexpr int kBlocksInFlight = 2;
 // The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
 // compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
 // experiments.md): f32 K = 16, 64, 71 went from 0.894, 0.885, 0.836 of the read ceiling to 0.917, 0.946, 0.903, f64
-// K = 16 from 0.874 to 0.939 (the landed sweep: 0.916, 0.934, 0.882 and 0.940). Four blocks in flight for longer rows fell to 0.32-0.62 (ptxas interleaves the later
-// tiles' loads with the first tile's shuffles), and so did f64 K = 64 and 71 (four f64 blocks: 0.78 and 0.71), and
-// the occupancy hint alone lost at K = 128 and 1000, so both stay with short rows.
+// K = 16 from 0.874 to 0.939 (the landed sweep: 0.916, 0.934, 0.882 and 0.940). Four blocks in flight for longer
+// rows fell to 0.32-0.62 (ptxas interleaves the later tiles' loads with the first tile's shuffles), and so did f64
+// K = 64 and 71 (four f64 blocks: 0.78 and 0.71), and the occupancy hint alone lost at K = 128 and 1000, so both
+// stay with short rows.
 constexpr int kWholeRowBytes = 256;
+// The plain sample kernel: explicit weights, one draw per row (not the logits or several-draws forms).
+bool plain_sample(const KernelSpec& spec) {
+  return spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one;
+}
 bool loads_whole_row(const KernelSpec& spec) {
-  return spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one &&
-         spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
+  return plain_sample(spec) && spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
          spec.blocks() * spec.W * size_of(spec.type) <= kWholeRowBytes;
 }
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
@@ -309,9 +313,7 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
   // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
   // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
-  const bool plain_sample =
-      spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one;
-  if (plain_sample && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
+  if (plain_sample(spec) && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
   // Logits with one draw or several with replacement (every type): 6 CTAs per SM (at most 80 registers instead of
   // 96-112; their 32 KiB of shared memory per CTA allow no more than 6). H100, 1 GiB: f32 K = 256 0.20 -> 0.35 of
   // the read ceiling, K = 1024 0.24 -> 0.29, bf16 K = 256 0.09 -> 0.15; K = 4096 within 1 % (bench/RESULTS.md).
