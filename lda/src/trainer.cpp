@@ -586,10 +586,10 @@ void Trainer<T>::write_outputs(const std::string& dir, int top_count) const {
   }
   {  // theta.bin in input order, documents.txt: the input document of each row
     const std::vector<std::int64_t> order = input_order(corpus);
-    const std::vector<T> mean = output_theta();
-    std::vector<T> theta(mean.size());
+    const std::vector<T> reported = output_theta();  // corpus order
+    std::vector<T> theta(reported.size());
     for (std::size_t row = 0; row < order.size(); ++row) {
-      std::copy_n(mean.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
+      std::copy_n(reported.begin() + order[row] * K, K, theta.begin() + static_cast<std::ptrdiff_t>(row) * K);
       documents.text(fmt::format("{}\n", corpus.doc_ids[order[row]]));
     }
     write_matrix_to(theta_file, theta.data(), corpus.num_docs(), K);

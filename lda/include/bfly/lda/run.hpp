@@ -43,8 +43,8 @@ struct RunSettings {
   std::optional<std::string> resume;  // a checkpoint file, or a directory holding checkpoint.bin
   int checkpoint_every = 0;           // 0: only at the end
   // > 1: the outputs average the posterior means of this run's last `average_last` iterations
-  // (Trainer::add_means_to_average); 0 or 1: the last iteration's.
-  int average_last = 0;
+  // (Trainer::add_means_to_average); 1: the last iteration's (bfly-lda's default).
+  int average_last = 1;
   int top_words = 10, show_topics = 20;
   bool quiet = false;
   int progress_every = 1;
