@@ -487,6 +487,13 @@ void Trainer<T>::add_means_to_average() {
   ++averaged_;
 }
 
+template <typename T>
+void Trainer<T>::clear_average() {
+  theta_sum_.clear();
+  phi_sum_.clear();
+  averaged_ = 0;
+}
+
 namespace {
 template <typename T>
 std::vector<T> average_of(const std::vector<double>& sum, int count) {

@@ -82,9 +82,10 @@ class LDA:
     symmetric Dirichlet priors (bfly-lda's defaults); iterations [max_iter]; seed [random_state] (every draw of
     a run is fixed by the seed and the corpus); dtype "float32" or "float64"; device "auto" (the GPU when one can
     be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps) or
-    "draw"; average_last: topic_word_'s source phi, doc_topic_, transform and score use the posterior means
-    averaged over the last `average_last` iterations of each fit (bfly-lda --average-last; 1: the last iteration's
-    means; the average is not saved, a loaded model has its last iteration's); threads for the CPU parts (0: all
+    "draw"; average_last: doc_topic_, top_words, transform and score use the posterior means averaged over the
+    last `average_last` iterations of each fit or continue_fit (bfly-lda --average-last; 1: the last iteration's
+    means; components_ stays the last counts; the average is not saved, a loaded model has its last iteration's
+    means); threads for the CPU parts (0: all
     cores); callback(iteration, ll_per_token), called every
     `progress_every` iterations (also logged on the "bfly" logger at INFO).
 
@@ -170,6 +171,7 @@ class LDA:
         return model
 
     def _train(self, iterations):
+        self._model.clear_average()  # each fit or continue_fit averages its own last iterations
         for done in range(1, iterations + 1):
             iteration, ll, _, _ = self._model.step()
             if self.average_last > 1 and done > iterations - self.average_last:

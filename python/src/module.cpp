@@ -262,6 +262,9 @@ class LdaModel {
     nb::gil_scoped_release unlocked;
     std::visit([](auto& t) { t->add_means_to_average(); }, trainer_);
   }
+  void clear_average() {
+    std::visit([](auto& t) { t->clear_average(); }, trainer_);
+  }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> word_topic_counts() const {
     return std::visit([&](const auto& t) { return to_numpy(t->counts().word_topic, corpus_->vocab_size()); },
                       trainer_);
@@ -485,6 +488,7 @@ NB_MODULE(_bfly, m) {
       .def("save_checkpoint", &LdaModel::save_checkpoint)
       .def("phi", &LdaModel::phi)
       .def("add_means_to_average", &LdaModel::add_means_to_average)
+      .def("clear_average", &LdaModel::clear_average)
       .def("theta", &LdaModel::theta)
       .def("word_topic_counts", &LdaModel::word_topic_counts)
       .def("top_words", &LdaModel::top_words)

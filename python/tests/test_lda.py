@@ -261,6 +261,12 @@ def test_average_last_averages_the_means_of_the_same_chain():
     assert last.loglik_ == averaged.loglik_ and np.array_equal(last.components_, averaged.components_)
     assert not np.array_equal(last.doc_topic_, averaged.doc_topic_)
     assert np.allclose(averaged.doc_topic_.sum(axis=1), 1)
+    # continue_fit averages its own last iterations only: 8 more with average_last=4 and 12 straight with the same
+    # average_last end on the same chain and the same average.
+    averaged.continue_fit(8)
+    straight = bfly.LDA(TOPICS, iterations=20, seed=seed, estimate="draw", average_last=4).fit(X)
+    assert np.array_equal(averaged.components_, straight.components_)
+    assert np.array_equal(averaged.doc_topic_, straight.doc_topic_)
 
 
 def test_bad_arguments():

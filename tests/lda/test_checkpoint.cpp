@@ -234,6 +234,11 @@ TEST(Outputs, AveragedOutputsAverageTheIterationsPosteriorMeans) {
   const std::string bytes = read_file(dir / "phi.bin");
   ASSERT_EQ(bytes.size(), 32 + phi.size() * sizeof(double));
   EXPECT_EQ(std::memcmp(bytes.data() + 32, phi.data(), phi.size() * sizeof(double)), 0);
+  // clear_average: back to the current iteration's means.
+  trainer.clear_average();
+  EXPECT_EQ(trainer.averaged_iterations(), 0);
+  EXPECT_TRUE(same_bytes(trainer.output_phi(), phi2));
+  EXPECT_TRUE(same_bytes(trainer.output_theta(), theta2));
 }
 
 // The checkpoint's checksum: FNV-1a over each written piece's 8-byte words, then its tail bytes (pieces: the

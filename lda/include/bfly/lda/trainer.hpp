@@ -161,6 +161,7 @@ class Trainer {
   // else the current means. write_outputs, top_words and model_of report output_theta() and output_phi(). The
   // average is no part of the chain: checkpoints do not hold it and the following iterations do not read it.
   void add_means_to_average();
+  void clear_average();  // back to the current means (a caller that averages each of several stretches of a run)
   int averaged_iterations() const { return averaged_; }
   std::vector<T> output_theta() const;
   std::vector<T> output_phi() const;
