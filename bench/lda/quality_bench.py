@@ -214,6 +214,13 @@ def checkpoints_in_time(budget, growth=2.0):
         done, seconds = yield done + max(1, round((target - seconds) / rate))
 
 
+def average_last(text):
+    """--bfly-average-last: a count of iterations (>= 1) or 'half'."""
+    if text == "half" or (text.isdigit() and int(text) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected a count of iterations (>= 1) or 'half', got {text!r}")
+
+
 def run_bfly(args, corpus, K, estimate, emit):
     """One training run, continued (--resume, which continues exactly) from checkpoint to checkpoint: the seconds
     are the run's own (loglik.csv's train_seconds, the iterations only), phi is scored at each checkpoint. wall_seconds
@@ -224,8 +231,6 @@ def run_bfly(args, corpus, K, estimate, emit):
     run_args = ["--quiet", "--show-topics", "0", "--device", args.bfly_device]
     if args.bfly_device == "cpu":
         run_args += ["--cpu-zstep", "reference"]
-    if args.bfly_average_last > 1:
-        run_args += ["--average-last", str(args.bfly_average_last)]
     if args.bfly_iterations:
         schedule = iter(args.bfly_iterations)
     else:
@@ -239,6 +244,9 @@ def run_bfly(args, corpus, K, estimate, emit):
         else:
             command = [args.bfly_lda, *corpus_args, "--resume", out]
         start = time.perf_counter()
+        average = iterations // 2 if args.bfly_average_last == "half" else int(args.bfly_average_last)
+        if average > 1:
+            command += ["--average-last", str(average)]
         subprocess.run(command + ["--iterations", str(iterations)] + run_args, check=True, stdout=subprocess.DEVNULL)
         wall += time.perf_counter() - start
         first = False
@@ -254,7 +262,8 @@ def run_bfly(args, corpus, K, estimate, emit):
                             os.path.join(base, "test.docword.txt"), "--vocab", os.path.join(base, "vocab.txt"),
                             "--device", args.bfly_device, "--out", out], check=True, stdout=subprocess.DEVNULL)
             own = json.load(open(os.path.join(out, "metrics.json")))["heldout_perplexity"]
-        emit(f"bfly-lda-{estimate}", done, seconds, wall, read_matrix(os.path.join(out, "phi.bin")),
+        averaged = "" if args.bfly_average_last == "1" else f"-average{args.bfly_average_last}"
+        emit(f"bfly-lda-{estimate}{averaged}", done, seconds, wall, read_matrix(os.path.join(out, "phi.bin")),
              float(last["ll_per_token"]), own)
 
 
@@ -344,8 +353,9 @@ def main():
     p.add_argument("--bfly-iterations", default="",
                    help="bfly-lda's checkpoints as iteration counts (e.g. 30,100,300), instead of --bfly-seconds")
     p.add_argument("--bfly-device", default="gpu", choices=["gpu", "cpu", "auto"])
-    p.add_argument("--bfly-average-last", type=int, default=1,
-                   help="bfly-lda --average-last: its outputs average the posterior means of each run's last N iterations")
+    p.add_argument("--bfly-average-last", type=average_last, default="1",
+                   help="bfly-lda --average-last: its outputs average the posterior means of each run's last N "
+                        "iterations; 'half': the last half of the iterations up to each checkpoint")
     p.add_argument("--growth", type=float, default=2.0,
                    help="ratio of the training seconds of successive checkpoints (tomotopy and bfly-lda)")
     p.add_argument("--workers", type=int, default=os.cpu_count())
@@ -368,7 +378,8 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     csv_path = args.csv or os.path.join(
         args.out_dir, f"{label}-lda-quality-{'+'.join(name for name, _, _ in corpora)}-k"
-                      f"{'+'.join(map(str, topics))}-{'+'.join(systems)}.csv")
+                      f"{'+'.join(map(str, topics))}-{'+'.join(systems)}"
+                      f"{'' if args.bfly_average_last == '1' else '-average' + args.bfly_average_last}.csv")
     append = args.append and os.path.exists(csv_path) and os.path.getsize(csv_path) > 0
     with tempfile.TemporaryDirectory() as work, open(csv_path, "a" if append else "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=FIELDS)

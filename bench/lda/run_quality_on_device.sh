@@ -34,6 +34,9 @@ while (($#)); do
   esac
 done
 piece="${corpora//,/+}-k${topics//,/+}-${systems//,/+}"
+for ((i = 0; i + 1 < ${#bench_args[@]}; ++i)); do  # an averaged run's files keep apart from the plain run's
+  [[ ${bench_args[i]} == --bfly-average-last && ${bench_args[i+1]} != 1 ]] && piece+="-average${bench_args[i+1]}"
+done
 step() { echo; echo "=== $(date +%T) [${SECONDS}s] $*"; }
 
 main() {

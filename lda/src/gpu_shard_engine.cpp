@@ -53,6 +53,7 @@ class GpuShardEngine final : public ShardEngine<T> {
     if (!gpu_options_.variant.empty()) z.variant = gen::parse_variant(gpu_options_.variant);
     z.mean_document_length = mean_document_length;
     zstep_ = rt::LdaZStep(z);
+    zstep_.prepare(K, type);  // in this device's context, before training
     name_ = fmt::format("gpu {}", gen::kernel_name(gen::choose_lda_z_spec(K, type, z)));
     const auto D = static_cast<std::size_t>(shard.num_docs()), V = static_cast<std::size_t>(shard.vocab_size());
     const auto tokens = static_cast<std::size_t>(shard.num_tokens());

@@ -207,11 +207,11 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
                   duration_text(stats.iteration_seconds).c_str());
       std::fflush(stdout);  // progress shows at once, also through a pipe
     }
-    if (curve) curve->row(fmt::format("{},{:.6f},{:.6g},{:.9g}\n", stats.iteration, trainer.train_seconds(), rate,
-                                      stats.ll_per_token));
-    // The last average_last iterations' posterior means go into the outputs' average (not into training time).
+    // The last average_last iterations' posterior means go into the outputs' average (its time counts as training).
     if (s.average_last > 1 && stats.iteration + static_cast<std::uint32_t>(s.average_last) > s.iterations)
       trainer.add_means_to_average();
+    if (curve) curve->row(fmt::format("{},{:.6f},{:.6g},{:.9g}\n", stats.iteration, trainer.train_seconds(), rate,
+                                      stats.ll_per_token));
     if (s.checkpoint_every > 0 && stats.iteration % static_cast<std::uint32_t>(s.checkpoint_every) == 0 &&
         stats.iteration < s.iterations) {
       publish_checkpoint(trainer, *s.out, checkpoint);

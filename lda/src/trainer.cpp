@@ -282,6 +282,16 @@ DocumentTopicHistogram IterationEngine<T>::document_topic_histogram(const Corpus
 }
 
 template <typename T>
+void IterationEngine<T>::add_means_to_sums() {
+  throw Error(fmt::format("the engine {} keeps no sums of the posterior means (keeps_mean_sums() is false)", name()));
+}
+
+template <typename T>
+void IterationEngine<T>::download_mean_sums(std::span<double>, std::span<double>) {
+  throw Error(fmt::format("the engine {} keeps no sums of the posterior means (keeps_mean_sums() is false)", name()));
+}
+
+template <typename T>
 std::unique_ptr<IterationEngine<T>> cpu_engine(std::unique_ptr<ZStep<T>> zstep) {
   return std::make_unique<CpuEngine<T>>(std::move(zstep));
 }
@@ -460,8 +470,17 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
 }
 
 template <typename T>
+bool Trainer<T>::estimates_have_current_priors() const {
+  // Priors are learned after the estimates of iteration t (t % optimize_interval == 0): theta() and phi() were then
+  // formed with the priors before.
+  const auto interval = static_cast<std::uint32_t>(options_.optimize_interval);
+  return interval == 0 || iteration_ == 0 || iteration_ % interval != 0;
+}
+
+template <typename T>
 std::vector<T> Trainer<T>::mean_theta() const {
-  if (options_.estimate == Estimate::mean) return theta();  // formed from the same counts already
+  if (options_.estimate == Estimate::mean && estimates_have_current_priors())
+    return theta();  // formed from the same counts and priors already
   std::vector<T> theta(static_cast<std::size_t>(corpus_->num_docs()) * options_.topics);
   estimate_theta<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, theta,
                     options_.threads);
@@ -470,7 +489,7 @@ std::vector<T> Trainer<T>::mean_theta() const {
 
 template <typename T>
 std::vector<T> Trainer<T>::mean_phi() const {
-  if (options_.estimate == Estimate::mean) return phi();
+  if (options_.estimate == Estimate::mean && estimates_have_current_priors()) return phi();
   std::vector<T> phi(static_cast<std::size_t>(corpus_->vocab_size()) * options_.topics);
   estimate_phi<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, phi,
                   options_.threads);
@@ -479,19 +498,39 @@ std::vector<T> Trainer<T>::mean_phi() const {
 
 template <typename T>
 void Trainer<T>::add_means_to_average() {
-  const std::vector<T> theta = mean_theta(), phi = mean_phi();
-  theta_sum_.resize(theta.size(), 0.0);
-  phi_sum_.resize(phi.size(), 0.0);
-  for (std::size_t i = 0; i < theta.size(); ++i) theta_sum_[i] += static_cast<double>(theta[i]);
-  for (std::size_t i = 0; i < phi.size(); ++i) phi_sum_[i] += static_cast<double>(phi[i]);
+  const auto start = std::chrono::steady_clock::now();
+  if (engine_->keeps_mean_sums()) {
+    engine_->add_means_to_sums();
+    sums_stale_ = true;
+  } else {
+    const std::vector<T> theta = mean_theta(), phi = mean_phi();
+    theta_sum_.resize(theta.size(), 0.0);
+    phi_sum_.resize(phi.size(), 0.0);
+    for (std::size_t i = 0; i < theta.size(); ++i) theta_sum_[i] += static_cast<double>(theta[i]);
+    for (std::size_t i = 0; i < phi.size(); ++i) phi_sum_[i] += static_cast<double>(phi[i]);
+  }
   ++averaged_;
+  train_seconds_ += seconds_since(start);
 }
 
 template <typename T>
 void Trainer<T>::clear_average() {
+  engine_->clear_mean_sums();
   theta_sum_.clear();
   phi_sum_.clear();
+  sums_stale_ = false;
   averaged_ = 0;
+}
+
+template <typename T>
+const Trainer<T>& Trainer<T>::sync_sums() const {
+  if (sums_stale_) {
+    theta_sum_.resize(static_cast<std::size_t>(corpus_->num_docs()) * options_.topics);
+    phi_sum_.resize(static_cast<std::size_t>(corpus_->vocab_size()) * options_.topics);
+    engine_->download_mean_sums(theta_sum_, phi_sum_);
+    sums_stale_ = false;
+  }
+  return *this;
 }
 
 namespace {
@@ -505,12 +544,12 @@ std::vector<T> average_of(const std::vector<double>& sum, int count) {
 
 template <typename T>
 std::vector<T> Trainer<T>::output_theta() const {
-  return averaged_ > 0 ? average_of<T>(theta_sum_, averaged_) : mean_theta();
+  return averaged_ > 0 ? average_of<T>(sync_sums().theta_sum_, averaged_) : mean_theta();
 }
 
 template <typename T>
 std::vector<T> Trainer<T>::output_phi() const {
-  return averaged_ > 0 ? average_of<T>(phi_sum_, averaged_) : mean_phi();
+  return averaged_ > 0 ? average_of<T>(sync_sums().phi_sum_, averaged_) : mean_phi();
 }
 
 template <typename T>

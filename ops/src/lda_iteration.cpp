@@ -62,18 +62,50 @@ int multiprocessors() {
 
 void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
 
+// Throws unless the priors are positive and finite, with K values when alpha is a vector; `caller` names the call.
+void check_priors(const LdaPriors& priors, int K, std::string_view caller) {
+  const bool symmetric = priors.topic_alpha.empty();
+  if ((symmetric && !(priors.alpha > 0)) || !(priors.beta > 0))
+    throw Error(fmt::format("{}: priors must be positive (alpha = {}, beta = {})", caller, priors.alpha, priors.beta));
+  if (!symmetric && priors.topic_alpha.size() != static_cast<std::size_t>(K))
+    throw Error(fmt::format("{}: topic_alpha has {} values, expected K = {}", caller, priors.topic_alpha.size(), K));
+  for (std::size_t k = 0; k < priors.topic_alpha.size(); ++k)
+    if (!(priors.topic_alpha[k] > 0) || !std::isfinite(priors.topic_alpha[k]))
+      throw Error(fmt::format("{}: topic_alpha[{}] = {}, expected a positive number", caller, k,
+                              priors.topic_alpha[k]));
+}
+
 }  // namespace
 
 struct LdaIteration::State {
   std::shared_ptr<const Module> module;
   Entry zero, count, phi_gammas, column_partials, lgamma_table, column_finish, finish_ll, theta, phi_mean,
-      normalize_phi;
+      normalize_phi, add_theta_means, add_phi_means;
   DeviceBuffer doc_topic, word_topic, topic, bad, ll_partials, ll_result;
   DeviceBuffer alpha_terms, beta_terms;  // kCountTerms log-likelihood terms of each prior, made by every estimate()
   DeviceBuffer alpha;                    // K doubles: alpha_k, uploaded when the priors change
   std::vector<double> alpha_host;        // what `alpha` holds (empty before the first estimate)
   DeviceBuffer gammas, column_partial, column_sum;  // allocated on the first Dirichlet draw of phi
   long long count_grid = 0, theta_grid = 0, phi_grid = 0;
+
+  // Puts alpha_k on the device (uploaded only when it changed: hyperparameter optimisation changes it every few
+  // iterations) and returns its sum as the CPU reference forms it: K alpha when symmetric, else in topic order.
+  double upload_alpha(const LdaPriors& priors, int K, CUstream stream) {
+    const bool symmetric = priors.topic_alpha.empty();
+    std::vector<double> alpha_values =
+        symmetric ? std::vector<double>(static_cast<std::size_t>(K), priors.alpha) : priors.topic_alpha;
+    double alpha_sum = static_cast<double>(K) * priors.alpha;
+    if (!symmetric) {
+      alpha_sum = 0;
+      for (const double a : alpha_values) alpha_sum += a;
+    }
+    if (alpha_values != alpha_host) {
+      alpha_host = std::move(alpha_values);
+      check(driver().MemcpyHtoDAsync(alpha.get(), alpha_host.data(), alpha_host.size() * sizeof(double), stream),
+            "cuMemcpyHtoDAsync(alpha)");
+    }
+    return alpha_sum;
+  }
 };
 
 LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
@@ -101,6 +133,8 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
   s.theta = Entry(m, "bfly_lda_theta", type);
   s.phi_mean = Entry(m, "bfly_lda_phi_mean", type);
   s.normalize_phi = Entry(m, "bfly_lda_normalize_phi", type);
+  s.add_theta_means = Entry(m, "bfly_lda_add_theta_means", type);
+  s.add_phi_means = Entry(m, "bfly_lda_add_phi_means", type);
 
   const long long K = shape.K, sms = multiprocessors();
   const long long warps_per_block = kRowThreads / 32;
@@ -154,37 +188,15 @@ void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets,
   if (type != type_)
     throw Error(fmt::format("LdaIteration::estimate: this object was built for {}, called with {}",
                             gen::name_of(type_), gen::name_of(type)));
+  check_priors(priors, shape_.K, "LdaIteration::estimate");
   const bool symmetric = priors.topic_alpha.empty();
-  if ((symmetric && !(priors.alpha > 0)) || !(priors.beta > 0))
-    throw Error(fmt::format("LdaIteration::estimate: priors must be positive (alpha = {}, beta = {})", priors.alpha,
-                            priors.beta));
-  if (!symmetric && priors.topic_alpha.size() != static_cast<std::size_t>(shape_.K))
-    throw Error(fmt::format("LdaIteration::estimate: topic_alpha has {} values, expected K = {}",
-                            priors.topic_alpha.size(), shape_.K));
-  for (std::size_t k = 0; k < priors.topic_alpha.size(); ++k)
-    if (!(priors.topic_alpha[k] > 0) || !std::isfinite(priors.topic_alpha[k]))
-      throw Error(fmt::format("LdaIteration::estimate: topic_alpha[{}] = {}, expected a positive number", k,
-                              priors.topic_alpha[k]));
   if ((shape_.docs > 0 && (doc_offsets == nullptr || theta == nullptr)) || phi == nullptr)
     throw Error("LdaIteration::estimate: doc_offsets, theta and phi must be device arrays (one is null)");
   State& s = *state_;
   const long long D = shape_.docs, V = shape_.vocab;
   const int K = shape_.K;
   const double alpha = priors.alpha, beta = priors.beta;
-  // alpha_k on the device (uploaded only when it changed: hyperparameter optimisation changes it every few
-  // iterations), and its sum as the CPU reference forms it: K alpha when symmetric, else in topic order.
-  std::vector<double> alpha_values =
-      symmetric ? std::vector<double>(static_cast<std::size_t>(K), alpha) : priors.topic_alpha;
-  double alpha_sum = static_cast<double>(K) * alpha;
-  if (!symmetric) {
-    alpha_sum = 0;
-    for (const double a : alpha_values) alpha_sum += a;
-  }
-  if (alpha_values != s.alpha_host) {
-    s.alpha_host = std::move(alpha_values);
-    check(driver().MemcpyHtoDAsync(s.alpha.get(), s.alpha_host.data(), s.alpha_host.size() * sizeof(double), stream),
-          "cuMemcpyHtoDAsync(alpha)");
-  }
+  const double alpha_sum = s.upload_alpha(priors, K, stream);
   const int draw = estimate == LdaEstimate::draw ? 1 : 0;
   void* const theta_partials = ptr(s.ll_partials.get());
   void* const phi_partials = ptr(s.ll_partials.get() + static_cast<CUdeviceptr>(s.theta_grid) * sizeof(double));
@@ -226,6 +238,23 @@ void LdaIteration::estimate(gen::ElementType type, const long long* doc_offsets,
   s.finish_ll(type_, rows_shape(1, 256), stream,
               {ptr(s.ll_partials.get()), static_cast<int>(s.theta_grid + s.phi_grid), ptr(s.topic.get()), K, V, beta,
                ptr(s.ll_result.get())});
+}
+
+void LdaIteration::add_means(const long long* doc_offsets, const LdaPriors& priors, double* theta_sums,
+                             double* phi_sums, CUstream_st* stream) {
+  check_priors(priors, shape_.K, "LdaIteration::add_means");
+  if ((shape_.docs > 0 && (doc_offsets == nullptr || theta_sums == nullptr)) || phi_sums == nullptr)
+    throw Error("LdaIteration::add_means: doc_offsets, theta_sums and phi_sums must be device arrays (one is null)");
+  State& s = *state_;
+  const long long D = shape_.docs, V = shape_.vocab;
+  const int K = shape_.K;
+  const double alpha_sum = s.upload_alpha(priors, K, stream);
+  const auto grid = [](long long n) { return rows_shape(std::min((n + 255) / 256, 65536ll), 256); };
+  if (D > 0)
+    s.add_theta_means(type_, grid(D * K), stream,
+                      {doc_offsets, D, K, ptr(s.doc_topic.get()), ptr(s.alpha.get()), alpha_sum, theta_sums});
+  s.add_phi_means(type_, grid(V * K), stream,
+                  {V, K, ptr(s.word_topic.get()), ptr(s.topic.get()), priors.beta, phi_sums});
 }
 
 double LdaIteration::log_likelihood(CUstream_st* stream) {

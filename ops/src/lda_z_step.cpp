@@ -21,6 +21,13 @@ LdaZStep::LdaZStep(LdaZStep&&) noexcept = default;
 LdaZStep& LdaZStep::operator=(LdaZStep&&) noexcept = default;
 LdaZStep::~LdaZStep() = default;
 
+void LdaZStep::prepare(int K, gen::ElementType type) {
+  if (K < 1 || K > gen::KernelSpec::kMaxK)
+    throw Error(fmt::format("LdaZStep::prepare: K = {} is out of range; K must be in 1 .. {}", K,
+                            gen::KernelSpec::kMaxK));
+  state_->kernels.get(spec_for(K, type));
+}
+
 LdaZReport LdaZStep::run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi,
                          long long ld_phi, const long long* doc_offsets, const int* words, int* z, long long D, int K,
                          std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {

@@ -88,6 +88,21 @@ constexpr KernelArg kNormalizePhiArgs[] = {{"g", ArgType::const_f64s, ArgRole::i
                                            {"sum", ArgType::const_f64s, ArgRole::input, "K column sums of g"},
                                            {"phi", ArgType::elements, ArgRole::output, "V x K estimates"}};
 
+constexpr KernelArg kAddThetaMeansArgs[] = {
+    {"doc_offsets", ArgType::const_i64s, ArgRole::input, "D + 1 token offsets"},
+    {"D", ArgType::i64, ArgRole::items, "documents"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_dk", ArgType::const_i32s, ArgRole::input, "D x K document-topic counts"},
+    {"alpha", ArgType::const_f64s, ArgRole::input, "K priors of the documents' topics (alpha_k)"},
+    {"alpha_sum", ArgType::f64, ArgRole::value, "sum of alpha (K alpha when symmetric)"},
+    {"sums", ArgType::f64s, ArgRole::output, "D x K running sums of theta's posterior means"}};
+constexpr KernelArg kAddPhiMeansArgs[] = {
+    {"V", ArgType::i64, ArgRole::items, "words"},
+    {"K", ArgType::i32, ArgRole::value, "topics"},
+    {"n_wk", ArgType::const_i32s, ArgRole::input, "V x K word-topic counts"},
+    {"n_k", ArgType::const_i32s, ArgRole::input, "K topic counts"},
+    {"beta", ArgType::f64, ArgRole::value, "prior of the topics' words"},
+    {"sums", ArgType::f64s, ArgRole::output, "V x K running sums of phi's posterior means"}};
 constexpr std::string_view kIterationFile = "bfly/lda_iteration.cuh";
 const IterationKernel kIterationKernels[] = {
     {{"bfly_lda_zero", "sets n ints to 0", "element", kIterationFile, kZeroArgs}, "bfly::lda::fill_zero(data, n)"},
@@ -116,6 +131,12 @@ const IterationKernel kIterationKernels[] = {
     {{"bfly_lda_normalize_phi", "phi from gamma draws and their column sums", "word", kIterationFile,
       kNormalizePhiArgs},
      "bfly::lda::normalize_phi<{T}>(g, V, K, sum, phi)", true},
+    {{"bfly_lda_add_theta_means", "theta's posterior means added to running sums (output averaging)", "element",
+      kIterationFile, kAddThetaMeansArgs},
+     "bfly::lda::add_theta_means<{T}>(doc_offsets, D, K, n_dk, alpha, alpha_sum, sums)", true},
+    {{"bfly_lda_add_phi_means", "phi's posterior means added to running sums (output averaging)", "element",
+      kIterationFile, kAddPhiMeansArgs},
+     "bfly::lda::add_phi_means<{T}>(V, K, n_wk, n_k, beta, sums)", true},
 };
 
 }  // namespace

@@ -312,6 +312,32 @@ __device__ __forceinline__ void normalize_phi(const double* g, long long V, int 
     phi[i] = static_cast<T>(g[i] / sum[i % K]);
 }
 
+// Output averaging (LdaIteration::add_means): the posterior means of the current counts, rounded to T as
+// estimate_theta and estimate_phi round them, added to running double sums, element by element (grid-stride). A
+// run that averages its last iterations' means keeps these sums on the device instead of copying the state out.
+template <typename T>
+__device__ __forceinline__ void add_theta_means(const long long* doc_offsets, long long D, int K, const int* n_dk,
+                                                const double* alpha, double alpha_sum, double* sums) {
+  const long long n = D * K, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const long long m = i / K;
+    const int k = static_cast<int>(i - m * K);
+    const double denominator = static_cast<double>(doc_offsets[m + 1] - doc_offsets[m]) + alpha_sum;
+    sums[i] += static_cast<double>(static_cast<T>((n_dk[i] + alpha[k]) / denominator));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void add_phi_means(long long V, int K, const int* n_wk, const int* n_k, double beta,
+                                              double* sums) {
+  const double v_beta = static_cast<double>(V) * beta;
+  const long long n = V * K, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const int k = static_cast<int>(i % K);
+    sums[i] += static_cast<double>(static_cast<T>((n_wk[i] + beta) / (static_cast<double>(n_k[k]) + v_beta)));
+  }
+}
+
 // The log-likelihood: the partials of the theta and phi kernels in order, plus the topics' terms; one block of
 // kReduceThreads threads; result[0] receives the total.
 __device__ __forceinline__ void finish_log_likelihood(const double* partials, int count, const int* n_k, int K,

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -242,6 +243,70 @@ TEST(GpuLdaTraining, ResumeWithLearnedPriorsIsExact) {
   BFLY_REQUIRE_GPU();
   check_gpu_resume<float>(Estimate::mean, 3);
   check_gpu_resume<float>(Estimate::draw, 3);
+}
+
+// Output averaging with the sums on the device: the GPU engine keeps them, and the averaged outputs equal the
+// average of what mean_theta() and mean_phi() report after each averaged iteration (downloaded means, or for draws
+// means the host computes from the downloaded counts), within one rounding; clear_average() empties them.
+template <typename T>
+void check_device_average(Estimate estimate, int optimize_interval) {
+  const Corpus corpus = random_corpus(450, 90, 70, 31);
+  bfly::lda::TrainerOptions options;
+  options.topics = 19;
+  options.priors = {.alpha = 0.2, .beta = 0.03};
+  options.seed = 0xa5e7ull;
+  options.estimate = estimate;
+  options.optimize_interval = optimize_interval;  // > 0: the priors change between averaged iterations
+  bfly::lda::Trainer<T> trainer(corpus, options, bfly::lda::gpu_engine<T>());
+  ASSERT_TRUE(trainer.engine().keeps_mean_sums());
+  for (int t = 0; t < 4; ++t) trainer.step();
+  std::vector<double> theta_sum(static_cast<std::size_t>(corpus.num_docs()) * options.topics, 0.0);
+  std::vector<double> phi_sum(static_cast<std::size_t>(corpus.vocab_size()) * options.topics, 0.0);
+  constexpr int kAveraged = 5;
+  for (int t = 0; t < kAveraged; ++t) {
+    trainer.step();
+    trainer.add_means_to_average();
+    const std::vector<T> theta = trainer.mean_theta(), phi = trainer.mean_phi();
+    for (std::size_t i = 0; i < theta.size(); ++i) theta_sum[i] += theta[i];
+    for (std::size_t i = 0; i < phi.size(); ++i) phi_sum[i] += phi[i];
+  }
+  ASSERT_EQ(trainer.averaged_iterations(), kAveraged);
+  const std::vector<T> theta = trainer.output_theta(), phi = trainer.output_phi();
+  ASSERT_EQ(theta.size(), theta_sum.size());
+  ASSERT_EQ(phi.size(), phi_sum.size());
+  // Means on the device and on the host agree to 2e-7 relative in f32 (compare_with_cpu); so do their averages.
+  const double tolerance = sizeof(T) == 4 ? 4e-7 : 1e-14;
+  const auto label = std::string(bfly::lda::name_of(estimate)) + (optimize_interval > 0 ? ", learned priors" : "");
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    const double expected = theta_sum[i] / kAveraged;
+    ASSERT_NEAR(theta[i], expected, tolerance * expected) << "theta element " << i << " (" << label << ")";
+  }
+  for (std::size_t i = 0; i < phi.size(); ++i) {
+    const double expected = phi_sum[i] / kAveraged;
+    ASSERT_NEAR(phi[i], expected, tolerance * expected) << "phi element " << i << " (" << label << ")";
+  }
+  // The average differs from the last iteration's means (else this test could not tell them apart).
+  const std::vector<T> last = trainer.mean_phi();
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < phi.size(); ++i) differ += phi[i] != last[i];
+  EXPECT_GT(differ, phi.size() / 10) << label;
+  trainer.clear_average();
+  EXPECT_EQ(trainer.averaged_iterations(), 0);
+  EXPECT_EQ(trainer.output_phi(), trainer.mean_phi()) << label;
+  trainer.step();
+  trainer.add_means_to_average();  // the sums start again from zero: the average of one iteration is its means
+  const std::vector<T> one = trainer.output_theta(), means = trainer.mean_theta();
+  for (std::size_t i = 0; i < one.size(); ++i)
+    ASSERT_NEAR(one[i], means[i], tolerance * means[i]) << "theta element " << i << " after clear_average (" << label
+                                                        << ")";
+}
+
+TEST(GpuLdaTraining, AveragedOutputsSumOnTheDevice) {
+  BFLY_REQUIRE_GPU();
+  check_device_average<float>(Estimate::mean, 0);
+  check_device_average<float>(Estimate::draw, 0);
+  check_device_average<float>(Estimate::draw, 2);
+  check_device_average<double>(Estimate::mean, 2);
 }
 
 // Learned priors on the GPU follow the CPU's: the GPU trainer's alpha after an optimisation step equals the fixed

@@ -241,6 +241,30 @@ TEST(Outputs, AveragedOutputsAverageTheIterationsPosteriorMeans) {
   EXPECT_TRUE(same_bytes(trainer.output_theta(), theta2));
 }
 
+// With learned priors, an iteration that learns them (t % optimize_interval == 0) formed its estimates with the
+// priors before: the posterior means the outputs report then use the new priors, as the next iterations will, and
+// are not the estimates theta() and phi() of Estimate::mean.
+TEST(Outputs, PosteriorMeansUseThePriorsJustLearned) {
+  const Corpus corpus = bfly::lda::sort_by_length(random_corpus(60, 30, 15, 4));
+  bfly::lda::TrainerOptions options = options_for(Estimate::mean);
+  options.optimize_interval = 2;
+  options.optimize_beta = true;
+  Trainer<double> trainer(corpus, options, std::make_unique<bfly::lda::CpuZStep<double>>(1));
+  trainer.step();
+  EXPECT_TRUE(same_bytes(trainer.mean_theta(), trainer.theta())) << "iteration 1 learns nothing";
+  EXPECT_TRUE(same_bytes(trainer.mean_phi(), trainer.phi())) << "iteration 1 learns nothing";
+  trainer.step();  // iteration 2 learns alpha and beta after its estimates
+  ASSERT_FALSE(trainer.options().priors.symmetric_alpha());
+  std::vector<double> theta(trainer.theta().size()), phi(trainer.phi().size());
+  bfly::lda::estimate_theta<double>(corpus, trainer.counts(), trainer.options().priors, Estimate::mean, options.seed,
+                                    2, theta, 1);
+  bfly::lda::estimate_phi<double>(corpus, trainer.counts(), trainer.options().priors, Estimate::mean, options.seed, 2,
+                                  phi, 1);
+  EXPECT_TRUE(same_bytes(trainer.mean_theta(), theta));
+  EXPECT_TRUE(same_bytes(trainer.mean_phi(), phi));
+  EXPECT_FALSE(same_bytes(trainer.mean_theta(), trainer.theta())) << "the estimates used the priors before";
+}
+
 // The checkpoint's checksum: FNV-1a over each written piece's 8-byte words, then its tail bytes (pieces: the
 // header's fields one by one, then z, theta and phi), recomputed here to forge an older format.
 std::uint64_t checkpoint_checksum(const std::string& bytes, const std::vector<std::size_t>& pieces) {

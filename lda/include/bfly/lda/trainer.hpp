@@ -102,6 +102,16 @@ class IterationEngine {
   // `corpus` and `topics` are those bound, `longest` the corpus' longest document. This default downloads the
   // state; engines whose documents are spread over ranks gather the ranks' histograms instead.
   virtual DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest);
+
+  // Output averaging (Trainer::add_means_to_average) where the state lives, so that it copies nothing: an engine
+  // whose keeps_mean_sums() is true keeps running double sums of the posterior means (D x K and V x K, corpus
+  // order). add_means_to_sums() adds the means of the current state under the current priors, the values
+  // Trainer::mean_theta() and mean_phi() compute; download_mean_sums() copies the sums out (zeros before the first
+  // add) and clear_mean_sums() empties them. The defaults keep none: the trainer then sums on the host.
+  virtual bool keeps_mean_sums() const { return false; }
+  virtual void add_means_to_sums();
+  virtual void download_mean_sums(std::span<double> theta, std::span<double> phi);
+  virtual void clear_mean_sums() {}
 };
 
 // The CPU engine: a ZStep (normally CpuZStep) plus the CPU reference's counts, estimates and log-likelihood.
@@ -148,18 +158,21 @@ class Trainer {
   const std::vector<T>& phi() const { return sync().phi_; }      // V x K
   const Counts& counts() const { return sync().counts_; }
 
-  // The posterior means of theta (D x K, corpus order) and phi (V x K) given the current topics z: theta =
-  // (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta). They are what a run reports
+  // The posterior means of theta (D x K, corpus order) and phi (V x K) given the current topics z and priors:
+  // theta = (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta). They are what a run reports
   // (write_outputs, top_words, model_of) whatever options().estimate forms between z-steps: with Estimate::mean
-  // they are theta() and phi(); with Estimate::draw they average over the Dirichlet posterior
-  // instead of keeping one draw of it, which scores better held out (docs/LDA.md, the outputs).
+  // they are theta() and phi() (unless priors were learned after this iteration's estimates); with Estimate::draw
+  // they average over the Dirichlet posterior instead of keeping one draw of it, which scores better held out
+  // (docs/LDA.md, the outputs).
   std::vector<T> mean_theta() const;
   std::vector<T> mean_phi() const;
 
   // The outputs averaged over iterations: add_means_to_average() (after an iteration) adds mean_theta() and
   // mean_phi() to running sums; while they hold any iteration, output_theta() and output_phi() are their averages,
   // else the current means. write_outputs, top_words and model_of report output_theta() and output_phi(). The
-  // average is no part of the chain: checkpoints do not hold it and the following iterations do not read it.
+  // average is no part of the chain: checkpoints do not hold it and the following iterations do not read it. The
+  // sums stay in the engine when it keeps them (the GPU engine: on the device, copied out once for the outputs),
+  // else on the host (the whole state copied out per add); either way the time of an add counts in train_seconds().
   void add_means_to_average();
   void clear_average();  // back to the current means (a caller that averages each of several stretches of a run)
   int averaged_iterations() const { return averaged_; }
@@ -173,6 +186,7 @@ class Trainer {
  private:
   Trainer(const Corpus& corpus, const TrainerOptions& options, std::unique_ptr<IterationEngine<T>> engine, bool);
   const Trainer& sync() const;
+  bool estimates_have_current_priors() const;  // theta() and phi() were formed with options().priors
   std::vector<std::int32_t> top_words_of(const std::vector<T>& phi, int k, int count) const;
   void optimize_priors();
 
@@ -187,7 +201,11 @@ class Trainer {
   mutable Counts counts_;
   mutable bool stale_ = true;
   double ll_per_token_ = 0;
-  std::vector<double> theta_sum_, phi_sum_;  // add_means_to_average's sums, over `averaged_` iterations
+  // add_means_to_average's sums over `averaged_` iterations: kept here, or copies of the engine's (refreshed by
+  // sync_sums() when `sums_stale_`) when it keeps them.
+  const Trainer& sync_sums() const;
+  mutable std::vector<double> theta_sum_, phi_sum_;
+  mutable bool sums_stale_ = false;
   int averaged_ = 0;
 };
 

@@ -70,6 +70,12 @@ class LdaIteration {
   void estimate(gen::ElementType type, const long long* doc_offsets, const LdaPriors& priors, LdaEstimate estimate,
                 std::uint64_t seed, std::uint32_t iteration, void* theta, void* phi, CUstream_st* stream = nullptr);
 
+  // Output averaging: adds the posterior means of the last count()'s counts under `priors` (the values estimate()
+  // writes with LdaEstimate::mean, rounded to type()) to running double sums, element by element: theta_sums
+  // (D x K) and phi_sums (V x K), device arrays the caller zeroes and keeps. Asynchronous on `stream`.
+  void add_means(const long long* doc_offsets, const LdaPriors& priors, double* theta_sums, double* phi_sums,
+                 CUstream_st* stream = nullptr);
+
   // The collapsed log p(w, z | alpha, beta) of the last estimate() (synchronizes `stream`, reads 8 bytes).
   double log_likelihood(CUstream_st* stream = nullptr);
 

@@ -53,6 +53,11 @@ class LdaZStep {
                  const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
                  unsigned int iteration, CUstream_st* stream = nullptr);
 
+  // Compiles (or finds in the kernel cache) and loads the kernel of K and `type` in the current context now, so
+  // that the first run() does not: bfly-lda prepares it before training, and its training seconds hold no
+  // compilation.
+  void prepare(int K, gen::ElementType type);
+
   // The spec used for K and type: gen::choose_lda_z_spec(K, type, options()).
   gen::KernelSpec spec_for(int K, gen::ElementType type) const { return gen::choose_lda_z_spec(K, type, options_); }
   const LdaZOptions& options() const { return options_; }
