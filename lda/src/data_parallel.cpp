@@ -277,6 +277,34 @@ void DataParallelEngine<T>::download(std::span<std::int32_t> z, std::span<T> the
 }
 
 template <typename T>
+bool DataParallelEngine<T>::keeps_mean_sums() const {
+  if (static_cast<int>(local_.size()) != exchange_->world_size()) return false;
+  return std::all_of(local_.begin(), local_.end(), [](const auto& engine) { return engine->keeps_mean_sums(); });
+}
+
+template <typename T>
+void DataParallelEngine<T>::add_means_to_sums() {
+  for_each_local([&](std::size_t i) { local_[i]->add_means_to_sums(); });
+}
+
+template <typename T>
+void DataParallelEngine<T>::download_mean_sums(std::span<double> theta, std::span<double> phi) {
+  const auto K = static_cast<std::size_t>(options_.topics);
+  const std::vector<int>& ranks = exchange_->local_ranks();
+  for_each_local([&](std::size_t i) {  // theta's rows from their ranks, phi (the same on every rank) from the first
+    const Shard& shard = shards_[ranks[i]];
+    local_[i]->download_mean_sums(
+        theta.subspan(static_cast<std::size_t>(shard.first_doc) * K, static_cast<std::size_t>(shard.docs()) * K),
+        i == 0 ? phi : std::span<double>());
+  });
+}
+
+template <typename T>
+void DataParallelEngine<T>::clear_mean_sums() {
+  for_each_local([&](std::size_t i) { local_[i]->clear_mean_sums(); });
+}
+
+template <typename T>
 void DataParallelEngine<T>::set_priors(const Priors& priors) {
   options_.priors = priors;
   for_each_local([&](std::size_t i) { local_[i]->set_priors(priors); });

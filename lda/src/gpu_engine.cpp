@@ -1,6 +1,8 @@
 // GpuEngine: bfly-lda's iteration on the GPU through bfly::rt::LdaZStep and bfly::rt::LdaIteration.
 #include "bfly/lda/gpu_engine.hpp"
 
+#include "device_mean_sums.hpp"
+
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/jit/driver.hpp"
 #include "bfly/ops/lda_iteration.hpp"
@@ -121,35 +123,13 @@ class GpuEngine final : public IterationEngine<T> {
     return lda::document_topic_histogram(doc_topic, lengths, topics, longest);
   }
 
-  // Output averaging on the device: two kernels add the means of the counts to double sums (about 20 bytes moved
-  // per element), instead of the trainer copying the whole state to the host at every averaged iteration.
+  // Output averaging on the device (device_mean_sums.hpp).
   bool keeps_mean_sums() const override { return true; }
-
-  void add_means_to_sums() override {
-    if (theta_sums_.size() == 0) {
-      theta_sums_ = allocate(theta_count() * sizeof(double));
-      phi_sums_ = allocate(phi_count() * sizeof(double));
-      rt::check(rt::driver().MemsetD8(theta_sums_.get(), 0, theta_sums_.size()), "cuMemsetD8(theta sums)");
-      rt::check(rt::driver().MemsetD8(phi_sums_.get(), 0, phi_sums_.size()), "cuMemsetD8(phi sums)");
-    }
-    iteration_->add_means(offsets(), priors(), reinterpret_cast<double*>(theta_sums_.get()),
-                          reinterpret_cast<double*>(phi_sums_.get()));
-  }
-
+  void add_means_to_sums() override { mean_sums_.add(*iteration_, offsets(), priors()); }
   void download_mean_sums(std::span<double> theta, std::span<double> phi) override {
-    if (theta_sums_.size() == 0) {
-      std::fill(theta.begin(), theta.end(), 0.0);
-      std::fill(phi.begin(), phi.end(), 0.0);
-      return;
-    }
-    lda::download(theta.data(), theta_sums_.get(), theta.size());
-    lda::download(phi.data(), phi_sums_.get(), phi.size());
+    mean_sums_.download(theta, phi);
   }
-
-  void clear_mean_sums() override {
-    theta_sums_ = rt::DeviceBuffer();
-    phi_sums_ = rt::DeviceBuffer();
-  }
+  void clear_mean_sums() override { mean_sums_.clear(); }
 
  private:
   void estimate(std::uint32_t iteration) {
@@ -172,7 +152,7 @@ class GpuEngine final : public IterationEngine<T> {
   rt::LdaZOptions z_options_;
   std::optional<rt::LdaIteration> iteration_;
   rt::DeviceBuffer offsets_, words_, z_, theta_, phi_;
-  rt::DeviceBuffer theta_sums_, phi_sums_;  // output averaging (add_means_to_sums); empty when cleared
+  detail::DeviceMeanSums mean_sums_;
   const Corpus* corpus_ = nullptr;
   TrainerOptions options_;
   std::string name_;

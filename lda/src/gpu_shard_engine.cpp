@@ -2,6 +2,7 @@
 #include "bfly/lda/multi_gpu.hpp"
 
 #include "device_context.hpp"
+#include "device_mean_sums.hpp"
 
 #include "bfly/jit/driver.hpp"
 #include "bfly/ops/lda_iteration.hpp"
@@ -160,6 +161,22 @@ class GpuShardEngine final : public ShardEngine<T> {
     counts.topic.assign(topic.begin(), topic.end());
   }
 
+  // Output averaging on this rank's device: the shard's theta rows and the whole phi (device_mean_sums.hpp).
+  bool keeps_mean_sums() const override { return true; }
+  void add_means_to_sums() override {
+    make_current();
+    mean_sums_.add(*iteration_, offsets(),
+                   rt::LdaPriors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha});
+  }
+  void download_mean_sums(std::span<double> theta, std::span<double> phi) override {
+    make_current();
+    mean_sums_.download(theta, phi);
+  }
+  void clear_mean_sums() override {
+    make_current();
+    mean_sums_.clear();
+  }
+
  private:
   void make_current() const { detail::make_device_current(device_); }
   std::size_t theta_count() const { return static_cast<std::size_t>(shard_->num_docs()) * options_.topics; }
@@ -184,6 +201,7 @@ class GpuShardEngine final : public ShardEngine<T> {
   std::optional<rt::LdaIteration> iteration_;
   rt::DeviceBuffer offsets_, words_, z_, theta_, phi_;
   std::vector<double> word_partials_;
+  detail::DeviceMeanSums mean_sums_;
 };
 
 }  // namespace

@@ -196,6 +196,8 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
   if (!s.quiet) std::printf("iteration %4u  ll/token %.6f\n", trainer.iteration(), trainer.ll_per_token());
 
   const double tokens = static_cast<double>(corpus.num_tokens());
+  const std::uint32_t average_last = s.average_last == kAverageLastHalf ? std::max<std::uint32_t>(1, s.iterations / 2)
+                                                                        : static_cast<std::uint32_t>(s.average_last);
   const std::string checkpoint = s.out ? (fs::path(*s.out) / "checkpoint.bin").string() : std::string();
   while (trainer.iteration() < s.iterations) {
     const IterationStats stats = trainer.step();
@@ -208,7 +210,7 @@ void train_typed(const RunSettings& s, const Corpus& corpus, const Corpus* heldo
       std::fflush(stdout);  // progress shows at once, also through a pipe
     }
     // The last average_last iterations' posterior means go into the outputs' average (its time counts as training).
-    if (s.average_last > 1 && stats.iteration + static_cast<std::uint32_t>(s.average_last) > s.iterations)
+    if (average_last > 1 && stats.iteration + average_last > s.iterations)
       trainer.add_means_to_average();
     if (curve) curve->row(fmt::format("{},{:.6f},{:.6g},{:.9g}\n", stats.iteration, trainer.train_seconds(), rate,
                                       stats.ll_per_token));
@@ -320,12 +322,6 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
   docword_file.commit();
   vocab_file.commit();
   std::printf("wrote %s and %s\n", docword.string().c_str(), vocab.string().c_str());
-}
-
-Estimate automatic_estimate(const Corpus& corpus) {
-  const double mean_length =
-      corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs()) : 0.0;
-  return mean_length < kDrawBelowMeanLength ? Estimate::draw : Estimate::mean;
 }
 
 void train(const RunSettings& given_settings, const Corpus& corpus, const Corpus* heldout) {

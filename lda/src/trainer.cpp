@@ -265,6 +265,12 @@ class CpuEngine final : public IterationEngine<T> {
   Counts counts_;
 };
 
+Estimate automatic_estimate(const Corpus& corpus) {
+  const double mean_length =
+      corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs()) : 0.0;
+  return mean_length < kDrawBelowMeanLength ? Estimate::draw : Estimate::mean;
+}
+
 template <typename T>
 DocumentTopicHistogram IterationEngine<T>::document_topic_histogram(const Corpus& corpus, int topics,
                                                                     std::int64_t longest) {
@@ -498,6 +504,7 @@ std::vector<T> Trainer<T>::mean_phi() const {
 
 template <typename T>
 void Trainer<T>::add_means_to_average() {
+  if (restored_) clear_average();
   const auto start = std::chrono::steady_clock::now();
   if (engine_->keeps_mean_sums()) {
     engine_->add_means_to_sums();
@@ -519,7 +526,22 @@ void Trainer<T>::clear_average() {
   theta_sum_.clear();
   phi_sum_.clear();
   sums_stale_ = false;
+  restored_ = false;
   averaged_ = 0;
+}
+
+template <typename T>
+void Trainer<T>::restore_average(std::span<const double> theta, std::span<const double> phi) {
+  const std::size_t D = static_cast<std::size_t>(corpus_->num_docs()), V = static_cast<std::size_t>(corpus_->vocab_size());
+  const auto K = static_cast<std::size_t>(options_.topics);
+  if (theta.size() != D * K || phi.size() != V * K)
+    throw Error(fmt::format("restore_average: theta has {} values and phi {}, expected D x K = {} and V x K = {}",
+                            theta.size(), phi.size(), D * K, V * K));
+  clear_average();
+  theta_sum_.assign(theta.begin(), theta.end());
+  phi_sum_.assign(phi.begin(), phi.end());
+  averaged_ = 1;
+  restored_ = true;
 }
 
 template <typename T>

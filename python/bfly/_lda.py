@@ -81,21 +81,23 @@ class LDA:
     Parameters (scikit-learn's names in brackets): alpha [doc_topic_prior] and beta [topic_word_prior], the
     symmetric Dirichlet priors (bfly-lda's defaults); iterations [max_iter]; seed [random_state] (every draw of
     a run is fixed by the seed and the corpus); dtype "float32" or "float64"; device "auto" (the GPU when one can
-    be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps) or
-    "draw"; average_last: doc_topic_, top_words, transform and score use the posterior means averaged over the
-    last `average_last` iterations of each fit or continue_fit (bfly-lda --average-last; 1: the last iteration's
-    means; components_ stays the last counts; the average is not saved, a loaded model has its last iteration's
-    means); threads for the CPU parts (0: all
-    cores); callback(iteration, ll_per_token), called every
-    `progress_every` iterations (also logged on the "bfly" logger at INFO).
+    be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps),
+    "draw" (Dirichlet draws) or "auto" (bfly-lda's default: draws when the documents average fewer than 20 tokens,
+    else means); average_last: doc_topic_, top_words, transform and score use the posterior means averaged over
+    the last `average_last` iterations of each fit or continue_fit ("auto", the default: the last half of them, as
+    bfly-lda --average-last auto; 1: the last iteration's means; components_ stays the last counts; save keeps
+    the reported theta and phi, and a loaded model reports them until it trains on); threads for the CPU parts (0: all cores);
+    callback(iteration, ll_per_token), called every `progress_every` iterations (also logged on the "bfly" logger
+    at INFO).
 
     After fit: components_ (n_topics x V: word-topic counts plus beta, scikit-learn's meaning), topic_word_
     (components_ normalised per topic), doc_topic_ (D x n_topics, input order), vocabulary_, engine_ (what ran:
-    "gpu ..." or "cpu ..."), device_ ("gpu" or "cpu"), loglik_ (ll per token after each iteration).
+    "gpu ..." or "cpu ..."), device_ ("gpu" or "cpu"), estimate_ ("mean" or "draw": what "auto" chose), loglik_
+    (ll per token after each iteration).
     """
 
     def __init__(self, n_topics=10, *, alpha=0.1, beta=0.01, iterations=200, seed=1, dtype="float32",
-                 device="auto", estimate="mean", average_last=1, threads=0, callback=None, progress_every=10):
+                 device="auto", estimate="auto", average_last="auto", threads=0, callback=None, progress_every=10):
         if not isinstance(n_topics, int) or isinstance(n_topics, bool) or not 1 <= n_topics <= 65536:
             raise ValueError(f"n_topics = {n_topics!r}; it must be an integer in 1 .. 65536")
         if not alpha > 0 or not beta > 0:
@@ -106,10 +108,11 @@ class LDA:
             raise ValueError(f"dtype = {dtype!r}; it must be 'float32' or 'float64'")
         if device not in ("auto", "gpu", "cpu"):
             raise ValueError(f"device = {device!r}; it must be 'auto', 'gpu' or 'cpu'")
-        if estimate not in ("mean", "draw"):
-            raise ValueError(f"estimate = {estimate!r}; it must be 'mean' or 'draw'")
-        if not isinstance(average_last, int) or isinstance(average_last, bool) or average_last < 1:
-            raise ValueError(f"average_last = {average_last!r}; it must be an integer >= 1")
+        if estimate not in ("mean", "draw", "auto"):
+            raise ValueError(f"estimate = {estimate!r}; it must be 'mean', 'draw' or 'auto'")
+        if average_last != "auto" and (not isinstance(average_last, int) or isinstance(average_last, bool)
+                                       or average_last < 1):
+            raise ValueError(f"average_last = {average_last!r}; it must be 'auto' or an integer >= 1")
         if callback is not None and not callable(callback):
             raise TypeError("callback must be callable as callback(iteration, ll_per_token)")
         self.n_topics = n_topics
@@ -162,6 +165,7 @@ class LDA:
                                self.beta, self.seed, self.estimate, self.threads, self.device, checkpoint,
                                _cpu_kernel_for)
         self.engine_ = model.engine
+        self.estimate_ = model.estimate
         self.device_ = "gpu" if self.engine_.startswith("gpu") else "cpu"
         if self.device == "auto" and self.device_ == "cpu":
             available, why = _bfly.gpu_available()
@@ -172,9 +176,10 @@ class LDA:
 
     def _train(self, iterations):
         self._model.clear_average()  # each fit or continue_fit averages its own last iterations
+        average_last = max(1, iterations // 2) if self.average_last == "auto" else self.average_last
         for done in range(1, iterations + 1):
             iteration, ll, _, _ = self._model.step()
-            if self.average_last > 1 and done > iterations - self.average_last:
+            if average_last > 1 and done > iterations - average_last:
                 self._model.add_means_to_average()
             self.loglik_.append(ll)
             if self.progress_every and iteration % self.progress_every == 0:
@@ -306,14 +311,17 @@ class LDA:
         """Writes the model into the directory `path`: checkpoint.bin (bfly-lda's checkpoint: resumable exactly,
         by LDA.load or by bfly-lda --resume on the same corpus), bfly-lda's outputs (phi.bin, vocab.txt,
         topics.txt, theta.bin, documents.txt: the directory is a model for bfly-lda infer/evaluate --model),
-        corpus.npz (the training corpus in the trainer's order) and model.json (the parameters and the
-        vocabulary)."""
+        corpus.npz (the training corpus in the trainer's order), outputs.npz (the reported theta and phi, which
+        a loaded model reports again) and model.json (the parameters and the vocabulary)."""
         self._check_fitted()
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         self._model.save_checkpoint(str(path / "checkpoint.bin"))
         self._model.write_outputs(str(path), 10)  # also a bfly-lda model: bfly-lda infer/evaluate --model path
         np.savez(path / "corpus.npz", **self._corpus)
+        # The reported theta and phi (averaged over the last iterations by default): the checkpoint holds the
+        # chain, not the average, so a loaded model restores them from here.
+        np.savez(path / "outputs.npz", theta=self._model.theta(), phi=self._model.phi())
         settings = {"format": _FORMAT, "n_topics": self.n_topics, "alpha": self.alpha, "beta": self.beta,
                     "iterations": self.iterations, "seed": self.seed, "dtype": self.dtype,
                     "estimate": self.estimate, "average_last": self.average_last, "vocabulary": self.vocabulary_,
@@ -338,6 +346,9 @@ class LDA:
         model.vocabulary_ = settings["vocabulary"]
         model.loglik_ = list(settings["loglik"])
         model._model = model._make_model(checkpoint=str(path / "checkpoint.bin"))
+        if (path / "outputs.npz").is_file():  # models saved before it existed report their last means
+            with np.load(path / "outputs.npz") as outputs:
+                model._model.restore_average(outputs["theta"], outputs["phi"])
         model._read_state()
         return model
 

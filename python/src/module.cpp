@@ -218,8 +218,10 @@ class LdaModel {
       options.estimate = bfly::lda::Estimate::mean;
     } else if (estimate == "draw") {
       options.estimate = bfly::lda::Estimate::draw;
+    } else if (estimate == "auto") {
+      options.estimate = bfly::lda::automatic_estimate(*corpus_);
     } else {
-      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean' or 'draw'", estimate));
+      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean', 'draw' or 'auto'", estimate));
     }
     const ElementType element = parse_type(type);
     if (element == ElementType::f32) {
@@ -229,6 +231,11 @@ class LdaModel {
     } else {
       throw bfly::Error(fmt::format("LDA trains in f32 or f64, not {}", type));
     }
+  }
+
+  // The estimate the run forms between z-steps ("mean" or "draw"; "auto" resolved from the corpus).
+  std::string estimate() const {
+    return std::visit([](const auto& t) { return std::string(bfly::lda::name_of(t->options().estimate)); }, trainer_);
   }
 
   std::string engine() const {
@@ -264,6 +271,14 @@ class LdaModel {
   }
   void clear_average() {
     std::visit([](auto& t) { t->clear_average(); }, trainer_);
+  }
+  // The outputs of a saved model (theta() and phi() as they were saved): Trainer::restore_average.
+  void restore_average(nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> theta,
+                       nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu> phi) {
+    std::visit([&](auto& t) {
+      t->restore_average(std::span<const double>(theta.data(), theta.size()),
+                         std::span<const double>(phi.data(), phi.size()));
+    }, trainer_);
   }
   nb::ndarray<nb::numpy, double, nb::ndim<2>> word_topic_counts() const {
     return std::visit([&](const auto& t) { return to_numpy(t->counts().word_topic, corpus_->vocab_size()); },
@@ -482,6 +497,7 @@ NB_MODULE(_bfly, m) {
            "doc_offsets"_a, "words"_a, "doc_ids"_a, "vocab"_a, "input_documents"_a, "type"_a, "topics"_a, "alpha"_a,
            "beta"_a, "seed"_a, "estimate"_a, "threads"_a, "device"_a, "checkpoint"_a.none(), "cpu_kernel_for"_a)
       .def_prop_ro("engine", &LdaModel::engine)
+      .def_prop_ro("estimate", &LdaModel::estimate)
       .def_prop_ro("iteration", &LdaModel::iteration)
       .def_prop_ro("ll_per_token", &LdaModel::ll_per_token)
       .def("step", &LdaModel::step)
@@ -489,6 +505,7 @@ NB_MODULE(_bfly, m) {
       .def("phi", &LdaModel::phi)
       .def("add_means_to_average", &LdaModel::add_means_to_average)
       .def("clear_average", &LdaModel::clear_average)
+      .def("restore_average", &LdaModel::restore_average, "theta"_a, "phi"_a)
       .def("theta", &LdaModel::theta)
       .def("word_topic_counts", &LdaModel::word_topic_counts)
       .def("top_words", &LdaModel::top_words)

@@ -6,7 +6,8 @@
 //    GPU side of the sharding on any machine with one GPU;
 //  - multi_gpu_engine (NCCL) over every device of the machine (one rank on a one-GPU machine);
 //  - a checkpoint of three ranks resumed on NCCL's ranks;
-//  - learned priors (--optimize-interval): every rank learns the one-GPU alpha and beta.
+//  - learned priors (--optimize-interval): every rank learns the one-GPU alpha and beta;
+//  - output averaging: the ranks' sums of the posterior means give the one-GPU engine's averages.
 #include "bfly/lda/gpu_engine.hpp"
 #include "bfly/lda/multi_gpu.hpp"
 #include "gpu_support.hpp"
@@ -131,6 +132,17 @@ void check_ranks_on_one_gpu(int K, Estimate estimate, int max_length, const bfly
     EXPECT_TRUE(same_bytes(single.options().priors.topic_alpha, sharded.options().priors.topic_alpha)) << "alpha";
     EXPECT_EQ(single.options().priors.beta, sharded.options().priors.beta);
   }
+  // Output averaging: the ranks keep their sums of the posterior means on the device, and the averaged outputs
+  // equal the one-GPU engine's.
+  EXPECT_TRUE(sharded.engine().keeps_mean_sums());
+  for (int t = 0; t < 2; ++t) {
+    single.step();
+    sharded.step();
+    single.add_means_to_average();
+    sharded.add_means_to_average();
+  }
+  EXPECT_TRUE(same_bytes(single.output_theta(), sharded.output_theta())) << "averaged theta";
+  EXPECT_TRUE(same_bytes(single.output_phi(), sharded.output_phi())) << "averaged phi";
 }
 
 TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF32Mean) {

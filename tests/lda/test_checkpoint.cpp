@@ -234,6 +234,19 @@ TEST(Outputs, AveragedOutputsAverageTheIterationsPosteriorMeans) {
   const std::string bytes = read_file(dir / "phi.bin");
   ASSERT_EQ(bytes.size(), 32 + phi.size() * sizeof(double));
   EXPECT_EQ(std::memcmp(bytes.data() + 32, phi.data(), phi.size() * sizeof(double)), 0);
+  // restore_average (a saved model's outputs) on another trainer of the same chain: the same outputs until the
+  // next add, which starts a new average.
+  const std::vector<double> theta_kept(theta.begin(), theta.end()), phi_kept(phi.begin(), phi.end());
+  Trainer<double> other(corpus, options_for(Estimate::draw), std::make_unique<bfly::lda::CpuZStep<double>>(1));
+  other.step();
+  other.step();
+  other.restore_average(theta_kept, phi_kept);
+  EXPECT_TRUE(same_bytes(other.output_phi(), phi));
+  EXPECT_TRUE(same_bytes(other.output_theta(), theta));
+  EXPECT_THROW(other.restore_average(phi_kept, theta_kept), bfly::Error);  // sizes swapped
+  other.add_means_to_average();
+  EXPECT_EQ(other.averaged_iterations(), 1);
+  EXPECT_TRUE(same_bytes(other.output_phi(), phi2));
   // clear_average: back to the current iteration's means.
   trainer.clear_average();
   EXPECT_EQ(trainer.averaged_iterations(), 0);

@@ -88,7 +88,8 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --text '" + docword_ + "'", "either --text or --docword"},
       {corpus_args_ + " --min-count 3", "--min-count applies to --text only"},
       {corpus_args_ + " --checkpoint-every 2", "--checkpoint-every needs --out"},
-      {corpus_args_ + " --average-last 0", "--average-last expects an integer in [1, "},
+      {corpus_args_ + " --average-last 0", "--average-last expects auto or an integer in [1, "},
+      {corpus_args_ + " --average-last half", "--average-last expects auto or an integer in [1, "},
       {corpus_args_ + " stray", "unexpected argument 'stray'"},
       {corpus_args_ + " --resume '" + (dir_ / "nowhere").string() + "'", "cannot open the checkpoint"},
       {corpus_args_ + " --cpu-zstep fast", "--cpu-zstep expects auto, generated or reference"},
@@ -188,8 +189,8 @@ TEST_F(Cli, ResumedRunEndsWithTheSameFiles) {
 TEST_F(Cli, AverageLastAveragesTheOutputsOfTheSameChain) {
   const std::string common = corpus_args_ + " --topics 5 --seed 3 --iterations 6 --estimate draw --quiet --threads 2 "
                                             "--device cpu --cpu-zstep reference";
-  const auto last = dir_ / "last", averaged = dir_ / "averaged";
-  RunResult run = run_lda(common + " --out '" + last.string() + "'", dir_);
+  const auto last = dir_ / "last", averaged = dir_ / "averaged", automatic = dir_ / "automatic";
+  RunResult run = run_lda(common + " --average-last 1 --out '" + last.string() + "'", dir_);
   ASSERT_EQ(run.status, 0) << run.output;
   EXPECT_EQ(run.output.find("outputs: the posterior means averaged"), std::string::npos) << run.output;
   run = run_lda(common + " --average-last 3 --out '" + averaged.string() + "'", dir_);
@@ -208,6 +209,13 @@ TEST_F(Cli, AverageLastAveragesTheOutputsOfTheSameChain) {
   EXPECT_EQ(chain, likelihoods(read_file(averaged / "loglik.csv")));
   EXPECT_NE(read_file(last / "phi.bin"), read_file(averaged / "phi.bin"));
   EXPECT_NE(read_file(last / "theta.bin"), read_file(averaged / "theta.bin"));
+  // The default (--average-last auto) averages the last half of --iterations: here the same 3.
+  run = run_lda(common + " --out '" + automatic.string() + "'", dir_);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("outputs: the posterior means averaged over the last 3 iterations"), std::string::npos)
+      << run.output;
+  EXPECT_EQ(read_file(automatic / "phi.bin"), read_file(averaged / "phi.bin"));
+  EXPECT_EQ(read_file(automatic / "theta.bin"), read_file(averaged / "theta.bin"));
 }
 
 // The main job's path on a machine without a GPU: the GPU's kernel for K = 64, f32, run on the CPU.

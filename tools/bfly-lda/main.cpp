@@ -57,7 +57,9 @@ const std::vector<Flag> kFlags = {
     {"--top-words", "N", "words per topic in topics.txt and on screen (default 10)"},
     {"--show-topics", "N", "topics printed at the end (default 20, 0: none)"},
     {"--checkpoint-every", "N", "write DIR/checkpoint.bin every N iterations (needs --out; 0: only at the end)"},
-    {"--average-last", "N", "the outputs average the posterior means of the run's last N iterations (default 1)"},
+    {"--average-last", "N|auto",
+     "the outputs average the posterior means of the run's last N iterations (default auto: the last half of "
+     "--iterations; 1: the last iteration's)"},
     {"--resume", "DIR", "continue the run whose checkpoint is DIR/checkpoint.bin (or the file DIR)"},
     {"--quiet", "", "print only the summary, not a line per iteration"},
     {"--progress-every", "N", "print a line every N iterations (default 1)"},
@@ -108,7 +110,14 @@ RunSettings parse(const Args& args) {
   s.out = args.value("--out");
   s.resume = args.value("--resume");
   s.checkpoint_every = static_cast<int>(args.integer_in("--checkpoint-every", 0, 1'000'000'000).value_or(0));
-  s.average_last = static_cast<int>(args.integer_in("--average-last", 1, 1'000'000'000).value_or(1));
+  s.average_last = kAverageLastHalf;  // --average-last auto, the default
+  if (const auto average = args.value("--average-last"); average && *average != "auto") {
+    try {
+      s.average_last = static_cast<int>(*args.integer_in("--average-last", 1, 1'000'000'000));
+    } catch (const UsageError&) {
+      throw UsageError(fmt::format("--average-last expects auto or an integer in [1, 1000000000], got '{}'", *average));
+    }
+  }
   if (s.checkpoint_every > 0 && !s.out && !s.resume)
     throw UsageError("--checkpoint-every needs --out DIR (where checkpoint.bin goes)");
   if (s.resume && !s.out) {  // a resumed run writes where it came from unless told otherwise

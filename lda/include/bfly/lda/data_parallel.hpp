@@ -52,6 +52,15 @@ class ShardEngine {
 
   // The state: z and theta of the shard, phi, and counts (n_dk of the shard, n_wk and n_k as last summed).
   virtual void download(std::span<std::int32_t> z, std::span<T> theta, std::span<T> phi, Counts& counts) = 0;
+
+  // Output averaging on the rank (IterationEngine::keeps_mean_sums): sums of the posterior means of the shard's
+  // theta rows and of the whole phi; download_mean_sums skips phi when it is empty. The defaults keep none.
+  virtual bool keeps_mean_sums() const { return false; }
+  virtual void add_means_to_sums() { throw Error("this rank's engine keeps no sums of the posterior means"); }
+  virtual void download_mean_sums(std::span<double>, std::span<double>) {
+    throw Error("this rank's engine keeps no sums of the posterior means");
+  }
+  virtual void clear_mean_sums() {}
 };
 
 // A rank on the CPU: CpuZStep and the CPU reference's counts, estimates and log-likelihood on its shard.
@@ -84,6 +93,11 @@ class DataParallelEngine final : public IterationEngine<T> {
   // The ranks' histograms gathered through the exchange (as doubles, exact below 2^53) and added in rank order:
   // integer sums, so the result is the one-rank histogram whatever the number of ranks or processes.
   DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest) override;
+  // The sums stay on the ranks when every rank keeps them and all are in this process (as download needs).
+  bool keeps_mean_sums() const override;
+  void add_means_to_sums() override;
+  void download_mean_sums(std::span<double> theta, std::span<double> phi) override;
+  void clear_mean_sums() override;
 
   const std::vector<Shard>& shards() const { return shards_; }
   const IterationPhases& last_phases() const { return phases_; }

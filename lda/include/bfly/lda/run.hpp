@@ -30,6 +30,9 @@ enum class Device { automatic, cpu, gpu };
 // The z-step of runs on the CPU: automatic is the generated kernel when it is compiled in, else the reference.
 enum class CpuZStepMode { automatic, generated, reference };
 
+// RunSettings::average_last's default: average the posterior means of the last half of the run's iterations.
+inline constexpr int kAverageLastHalf = 0;
+
 struct RunSettings {
   // The corpus: UCI docword + vocab files, or plain text (one document per line).
   std::optional<std::string> docword, vocab, text;
@@ -43,8 +46,9 @@ struct RunSettings {
   std::optional<std::string> resume;  // a checkpoint file, or a directory holding checkpoint.bin
   int checkpoint_every = 0;           // 0: only at the end
   // > 1: the outputs average the posterior means of this run's last `average_last` iterations
-  // (Trainer::add_means_to_average); 1: the last iteration's (bfly-lda's default).
-  int average_last = 1;
+  // (Trainer::add_means_to_average); 1: the last iteration's; kAverageLastHalf: the last half of `iterations`
+  // (bfly-lda's default, --average-last auto).
+  int average_last = kAverageLastHalf;
   int top_words = 10, show_topics = 20;
   bool quiet = false;
   int progress_every = 1;
@@ -65,10 +69,6 @@ struct GivenOptions {
   bool optimize_interval = false, optimize_beta = false;
 };
 
-// bfly-lda --estimate auto: Estimate::draw when the documents average fewer than kDrawBelowMeanLength tokens,
-// else Estimate::mean (docs/LDA.md gives the measurements behind it).
-inline constexpr double kDrawBelowMeanLength = 20;
-Estimate automatic_estimate(const Corpus& corpus);
 
 // A resumed run (settings.resume) takes its topics, priors, seed, estimate and type from the checkpoint (the
 // threads stay). Throws RunError naming the first given option that differs from the checkpoint, CheckpointError

@@ -33,6 +33,11 @@ struct TrainerOptions {
   int threads = 0;  // CPU threads for counts, estimates, log-likelihood (0: hardware); never changes results
 };
 
+// The default estimate (bfly-lda --estimate auto, bfly.LDA(estimate="auto")): Estimate::draw when the documents
+// average fewer than kDrawBelowMeanLength tokens, else Estimate::mean (docs/LDA.md gives the measurements behind it).
+inline constexpr double kDrawBelowMeanLength = 20;
+Estimate automatic_estimate(const Corpus& corpus);
+
 // A checkpoint whose contents do not fit the run (another corpus, another type) or that is damaged.
 class CheckpointError : public Error {
  public:
@@ -175,6 +180,10 @@ class Trainer {
   // else on the host (the whole state copied out per add); either way the time of an add counts in train_seconds().
   void add_means_to_average();
   void clear_average();  // back to the current means (a caller that averages each of several stretches of a run)
+  // Sets the outputs to an average kept from before (output_theta()'s and output_phi()'s values, as a saved model
+  // holds them: the checkpoint does not), counted as one iteration; the next add_means_to_average() starts a new
+  // average. Throws Error when the sizes are not D x K and V x K.
+  void restore_average(std::span<const double> theta, std::span<const double> phi);
   int averaged_iterations() const { return averaged_; }
   std::vector<T> output_theta() const;
   std::vector<T> output_phi() const;
@@ -206,6 +215,7 @@ class Trainer {
   const Trainer& sync_sums() const;
   mutable std::vector<double> theta_sum_, phi_sum_;
   mutable bool sums_stale_ = false;
+  bool restored_ = false;  // the sums hold restore_average's values
   int averaged_ = 0;
 };
 
