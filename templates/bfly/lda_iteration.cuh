@@ -23,6 +23,14 @@ constexpr int kWarpsPerBlock = 8;  // launch with blockDim.x = 256: one warp per
 constexpr int kReduceThreads = 256;
 constexpr int kBatch = 8;  // row elements whose counts a lane loads before using them (estimate_theta, estimate_phi)
 
+// A posterior mean (count + prior) / denominator, computed in double and rounded to T: theta's (n_dk + alpha_k) /
+// (N_d + sum alpha) and phi's (n_wk + beta) / (n_k + V beta). The estimates and the averaging sums both form
+// them here, so that the sums add exactly the values the estimates write.
+template <typename T>
+__device__ __forceinline__ T posterior_mean(int count, double prior, double denominator) {
+  return static_cast<T>((count + prior) / denominator);
+}
+
 // A uniform in the open interval (0, 1) from 32 random bits, for logarithms.
 __device__ __forceinline__ double open_uniform(unsigned int bits) {
   return (static_cast<double>(bits) + 0.5) * 2.3283064365386962890625e-10;
@@ -208,7 +216,7 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
           if (k >= K) break;
           const double alpha_k = alpha[k];
           if (counts[u] != 0) ll += topic_count_term(counts[u], alpha_k, alpha_terms, terms);
-          row[k] = static_cast<T>((counts[u] + alpha_k) / denominator);
+          row[k] = posterior_mean<T>(counts[u], alpha_k, denominator);
         }
       }
       continue;
@@ -235,7 +243,7 @@ __device__ __forceinline__ void estimate_theta(const long long* doc_offsets, lon
       }
     }
     const double denominator = length + alpha_sum;
-    for (int k = lane; k < K; k += 32) row[k] = static_cast<T>((n[k] + alpha[k]) / denominator);
+    for (int k = lane; k < K; k += 32) row[k] = posterior_mean<T>(n[k], alpha[k], denominator);
   }
   ll = block_sum(ll);
   if (threadIdx.x == 0) ll_partials[blockIdx.x] = ll;
@@ -263,7 +271,7 @@ __device__ __forceinline__ void estimate_phi(long long V, int K, const int* n_wk
         const int k = k0 + 32 * u, count = counts[u];
         if (k >= K) break;
         if (count != 0) ll += count_term(count, beta, lgamma_beta, beta_terms, terms);
-        if (phi != nullptr) phi[w * K + k] = static_cast<T>((count + beta) / (static_cast<double>(n_k[k]) + v_beta));
+        if (phi != nullptr) phi[w * K + k] = posterior_mean<T>(count, beta, static_cast<double>(n_k[k]) + v_beta);
       }
     }
     if (gammas != nullptr)
@@ -312,8 +320,8 @@ __device__ __forceinline__ void normalize_phi(const double* g, long long V, int 
     phi[i] = static_cast<T>(g[i] / sum[i % K]);
 }
 
-// Output averaging (LdaIteration::add_means): the posterior means of the current counts, rounded to T as
-// estimate_theta and estimate_phi round them, added to running double sums, element by element (grid-stride). A
+// Output averaging (LdaIteration::add_means): the posterior means of the current counts (posterior_mean, as
+// estimate_theta and estimate_phi write them), added to running double sums, element by element (grid-stride). A
 // run that averages its last iterations' means keeps these sums on the device instead of copying the state out.
 template <typename T>
 __device__ __forceinline__ void add_theta_means(const long long* doc_offsets, long long D, int K, const int* n_dk,
@@ -323,7 +331,7 @@ __device__ __forceinline__ void add_theta_means(const long long* doc_offsets, lo
     const long long m = i / K;
     const int k = static_cast<int>(i - m * K);
     const double denominator = static_cast<double>(doc_offsets[m + 1] - doc_offsets[m]) + alpha_sum;
-    sums[i] += static_cast<double>(static_cast<T>((n_dk[i] + alpha[k]) / denominator));
+    sums[i] += static_cast<double>(posterior_mean<T>(n_dk[i], alpha[k], denominator));
   }
 }
 
@@ -334,7 +342,7 @@ __device__ __forceinline__ void add_phi_means(long long V, int K, const int* n_w
   const long long n = V * K, stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const int k = static_cast<int>(i % K);
-    sums[i] += static_cast<double>(static_cast<T>((n_wk[i] + beta) / (static_cast<double>(n_k[k]) + v_beta)));
+    sums[i] += static_cast<double>(posterior_mean<T>(n_wk[i], beta, static_cast<double>(n_k[k]) + v_beta));
   }
 }
 
