@@ -98,10 +98,9 @@ class GpuShardEngine final : public ShardEngine<T> {
 
   std::vector<double> estimate(std::uint32_t iteration) override {
     make_current();
-    const rt::LdaPriors priors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha};
     const rt::LdaEstimate estimate =
         options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
-    iteration_->estimate(offsets(), priors, estimate, options_.seed, iteration, theta_data(), phi_data());
+    iteration_->estimate(offsets(), priors(), estimate, options_.seed, iteration, theta_data(), phi_data());
     rt::LdaLogLikelihoodPartials partials = iteration_->log_likelihood_partials();
     word_partials_ = std::move(partials.words);
     return std::move(partials.documents);
@@ -165,8 +164,7 @@ class GpuShardEngine final : public ShardEngine<T> {
   bool keeps_mean_sums() const override { return true; }
   void add_means_to_sums() override {
     make_current();
-    mean_sums_.add(*iteration_, offsets(),
-                   rt::LdaPriors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha});
+    mean_sums_.add(*iteration_, offsets(), priors());
   }
   void download_mean_sums(std::span<double> theta, std::span<double> phi) override {
     make_current();
@@ -179,6 +177,9 @@ class GpuShardEngine final : public ShardEngine<T> {
 
  private:
   void make_current() const { detail::make_device_current(device_); }
+  rt::LdaPriors priors() const {
+    return rt::LdaPriors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha};
+  }
   std::size_t theta_count() const { return static_cast<std::size_t>(shard_->num_docs()) * options_.topics; }
   std::size_t phi_count() const { return static_cast<std::size_t>(shard_->vocab_size()) * options_.topics; }
   const long long* offsets() const { return reinterpret_cast<const long long*>(offsets_.get()); }
