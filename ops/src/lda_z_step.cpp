@@ -6,9 +6,20 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
 #include <tuple>
 
 namespace bfly::rt {
+
+namespace {
+
+// Throws unless K is in the range of the generated kernels; `caller` names the call.
+void check_topics(int K, std::string_view caller) {
+  if (K < 1 || K > gen::KernelSpec::kMaxK)
+    throw Error(fmt::format("{}: K = {} is out of range; K must be in 1 .. {}", caller, K, gen::KernelSpec::kMaxK));
+}
+
+}  // namespace
 
 struct LdaZStep::State {
   LoadedKernels kernels;
@@ -22,17 +33,14 @@ LdaZStep& LdaZStep::operator=(LdaZStep&&) noexcept = default;
 LdaZStep::~LdaZStep() = default;
 
 void LdaZStep::prepare(int K, gen::ElementType type) {
-  if (K < 1 || K > gen::KernelSpec::kMaxK)
-    throw Error(fmt::format("LdaZStep::prepare: K = {} is out of range; K must be in 1 .. {}", K,
-                            gen::KernelSpec::kMaxK));
+  check_topics(K, "LdaZStep::prepare");
   state_->kernels.get(spec_for(K, type));
 }
 
 LdaZReport LdaZStep::run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi,
                          long long ld_phi, const long long* doc_offsets, const int* words, int* z, long long D, int K,
                          std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
-  if (K < 1 || K > gen::KernelSpec::kMaxK)
-    throw Error(fmt::format("LdaZStep::run: K = {} is out of range; K must be in 1 .. {}", K, gen::KernelSpec::kMaxK));
+  check_topics(K, "LdaZStep::run");
   LdaZReport report;
   report.spec = spec_for(K, type);
   gen::PackedArgs args(gen::family_of(report.spec), report.spec.type, "LdaZStep::run",
