@@ -149,7 +149,7 @@ const Form& form_named(const std::string& name) {
       "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
-      "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-split-w32,\n"
+      "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
       "                     bfly-small-w32, alg1, alg1-two-pass,\n"
       "                     alg4-regs, alg4-smem, warp-per-row); default all\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
@@ -275,6 +275,24 @@ std::string bfly_name(Variant variant, int W) {
   return fmt::format("bfly-{}-w{}", bfly::gen::name_of(variant), W);
 }
 
+// sample_pairs (K even): the row kernel over pairs of adjacent weights (docs/DESIGN.md section 13) with the automatic
+// choice's variant: bfly-pairs-w16 and -w32 with its R, bfly-pairs-w16-r0 with every remnant padded to a block.
+struct PairsKernel {
+  int W;
+  std::optional<int> R;
+};
+constexpr PairsKernel kPairsKernels[] = {{16, std::nullopt}, {32, std::nullopt}, {16, 0}};
+KernelSpec pairs_spec(int K, ElementType type, const PairsKernel& kernel) {
+  bfly::gen::SampleChoice forced;
+  forced.W = kernel.W;
+  forced.R = kernel.R;
+  forced.operation = bfly::gen::Operation::sample_pairs;
+  return bfly::gen::choose_sample_spec(K, type, forced);
+}
+std::string pairs_name(const PairsKernel& kernel) {
+  return fmt::format("bfly-pairs-w{}{}", kernel.W, kernel.R ? fmt::format("-r{}", *kernel.R) : "");
+}
+
 // The kernels for the ends of the K range (docs/DESIGN.md section 12), measured at every K where they apply:
 // bfly-split-w32 (one row over several CTAs) at every K, bfly-small-w32 (several short rows per lane) for K <= 32.
 KernelSpec range_spec(bfly::gen::Operation operation, int K, ElementType type) {
@@ -318,6 +336,8 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (Variant variant : kVariants)
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
+      for (const PairsKernel& kernel : kPairsKernels)
+        if (K % 2 == 0 && wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
       if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
         add(range_spec(bfly::gen::Operation::sample_small, K, type));
@@ -552,25 +572,25 @@ class Bench {
         return nullptr;
       }
     };
-    for (Variant variant : kVariants) {
-      for (int W : kWidths) {
-        const std::string name = bfly_name(variant, W);
-        if (!wanted(o_, name)) continue;
-        const KernelSpec spec = bfly_spec(K, type, variant, W);
-        const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
-        if (!kernel) continue;
-        // The arguments of both input buffers, packed once (no invalid-row counters), so that the timed lambda
-        // only launches.
-        auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
-        for (int i = 0; i < 2 * slices; ++i)  // packed[slot(i)] holds the arguments of timed run i
-          packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
-                               std::initializer_list<bfly::gen::ArgValue>{weights(i), M, ld, out, nullptr, seed, 0u},
-                               K);
-        candidates.push_back({name, W, std::string(bfly::gen::name_of(variant)), [=, this](int i) {
-                                rt::launch(*kernel, (*packed)[slot(i)], reinterpret_cast<CUstream>(stream_));
-                              }});
-      }
-    }
+    // A kernel with the row kernel's arguments (sample, sample_pairs).
+    const auto add_row_kernel = [&](const KernelSpec& spec, const std::string& name) {
+      const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
+      if (!kernel) return;
+      // The arguments of both input buffers, packed once (no invalid-row counters), so that the timed lambda
+      // only launches.
+      auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
+      for (int i = 0; i < 2 * slices; ++i)  // packed[slot(i)] holds the arguments of timed run i
+        packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
+                             std::initializer_list<bfly::gen::ArgValue>{weights(i), M, ld, out, nullptr, seed, 0u}, K);
+      candidates.push_back({name, spec.W, std::string(bfly::gen::name_of(spec.variant)), [=, this](int i) {
+                              rt::launch(*kernel, (*packed)[slot(i)], reinterpret_cast<CUstream>(stream_));
+                            }});
+    };
+    for (Variant variant : kVariants)
+      for (int W : kWidths)
+        if (wanted(o_, bfly_name(variant, W))) add_row_kernel(bfly_spec(K, type, variant, W), bfly_name(variant, W));
+    for (const PairsKernel& kernel : kPairsKernels)
+      if (K % 2 == 0 && wanted(o_, pairs_name(kernel))) add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
     // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
     for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
                                           std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {

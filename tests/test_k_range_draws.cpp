@@ -1,7 +1,8 @@
 // Draw for draw: the generated kernels for every K (docs/DESIGN.md section 12), sample_split (one row over several
-// CTAs, a two-level table) and sample_small (several short rows per lane), run on the CPU, against the reference
-// sampler given the same uniforms; their invalid rows, the split kernels' scratch reuse and independence of the grid
-// and of the CPU threads, the small kernels' independence of the packing, and a chi-square test.
+// CTAs, a two-level table) and sample_small (several short rows per lane), and sample_pairs (the row kernel over
+// pairs of adjacent weights, section 13), run on the CPU, against the reference sampler given the same uniforms; their
+// invalid rows, the split kernels' scratch reuse and independence of the grid and of the CPU threads, the small
+// kernels' independence of the packing, and a chi-square test.
 #include "cpu_kernels.hpp"
 #include "draw_inputs.hpp"
 #include "reference_sampler.hpp"
@@ -35,13 +36,18 @@ using bfly::test::name_of;
 long long rows_for(int K) { return K >= 65536 ? 4 : 37; }
 
 // Invalid rows planted in the random input: a negative weight, a NaN, an infinity, a row of zeros (as many as fit).
+// The negative weight's neighbour in its pair (columns 2c and 2c + 1) is made large, so that a kernel that summed
+// the pair before checking its weights would see a positive entry.
 template <typename T>
 long long plant_invalid_rows(std::vector<T>& w, long long rows, int K, long long ld, std::mt19937_64& rng) {
   using bfly::test::from_double;
   const double bad[] = {-0.5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()};
   long long planted = 0;
-  for (int i = 0; i < 3 && 1 + 2 * i < rows; ++i, ++planted)
-    w[static_cast<std::size_t>((1 + 2 * i) * ld + rng() % K)] = from_double<T>(bad[i]);
+  for (int i = 0; i < 3 && 1 + 2 * i < rows; ++i, ++planted) {
+    const int column = static_cast<int>(rng() % K);
+    w[static_cast<std::size_t>((1 + 2 * i) * ld + column)] = from_double<T>(bad[i]);
+    if (i == 0 && (column ^ 1) < K) w[static_cast<std::size_t>((1 + 2 * i) * ld + (column ^ 1))] = from_double<T>(8.0);
+  }
   if (rows > 8) {
     for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(8 * ld + k)] = from_double<T>(0.0);
     ++planted;
@@ -71,7 +77,8 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
   const bool split = spec.operation == bfly::gen::Operation::sample_split;
   // sample_small: a few CTAs of rows, the last one partly filled.
   const long long rows = split ? rows_for(spec.K) : 2 * kernel.cpu.geometry.rows_per_cta + 37;
-  const long long ld = spec.K + 5;
+  // Rows apart by more than K; an even ld for sample_pairs, whose rows start on a pair of weights.
+  const long long ld = spec.K + (spec.weights_per_column() == 2 ? 6 : 5);
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   Scratch scratch(kernel, rows);  // one scratch for every launch: the kernel leaves its counters at zero
   for (Input input : kInputs) {
@@ -147,6 +154,48 @@ TEST(SmallDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
   }
   EXPECT_EQ(kernels, static_cast<int>(bfly::gen::small_test_specs().size()));
   std::printf("sample_small: %d kernels, %lld boundary cases\n", kernels, boundary);
+}
+
+TEST(PairsDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
+  int kernels = 0;
+  long long boundary = 0;
+  for (const CpuKernel& kernel : bfly::test::cpu_pairs_kernels()) {
+    ++kernels;
+    bfly::gen::visit_element_type(kernel.spec.type,
+                                  [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::pairs_test_specs().size()));
+  std::printf("sample_pairs: %d kernels, %lld boundary cases\n", kernels, boundary);
+}
+
+// Within a pair the first weight decides: rows of two categories (one column) whose weights put u' on either side,
+// and a zero first or second weight, which is never drawn.
+TEST(PairsDrawForDraw, TheFirstWeightOfThePairDecides) {
+  const CpuKernel* kernel = nullptr;
+  for (const CpuKernel& k : bfly::test::cpu_pairs_kernels())
+    if (k.spec.K == 2 && k.spec.type == ElementType::f32) kernel = &k;
+  ASSERT_NE(kernel, nullptr);
+  const long long rows = 4000, ld = 2;
+  std::vector<float> w;
+  for (long long r = 0; r < rows; ++r) {
+    const float first = r % 3 == 0 ? 0.0f : static_cast<float>(r % 7 + 1);
+    const float second = r % 5 == 0 ? 0.0f : static_cast<float>(r % 11 + 1);
+    w.push_back(first);
+    w.push_back(first == 0.0f && second == 0.0f ? 1.0f : second);
+  }
+  const unsigned long long seed = bfly::test::run_seed();
+  std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
+  bfly::test::run_on_cpu(*kernel, {w.data(), rows, ld, out.data(), nullptr, seed, 3u});
+  for (long long r = 0; r < rows; ++r) {
+    const float first = w[static_cast<std::size_t>(2 * r)], second = w[static_cast<std::size_t>(2 * r + 1)];
+    const float u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(r), 0u, 3u), 0.0f);
+    const float total = first + second;
+    // u' = u * total, kept below total (as the kernels' bfly::scaled_uniform does)
+    const float target = u * total < total ? u * total : std::nextafter(total, 0.0f);
+    const int expected = target < first ? 0 : 1;
+    ASSERT_EQ(out[static_cast<std::size_t>(r)], expected) << "row " << r << ": weights " << first << ", " << second;
+  }
 }
 
 // The packing does not change a draw: sample_small with groups of 8 and of 32 lanes, and the row kernel whose

@@ -63,7 +63,7 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
   }
   EXPECT_NE(thrown([] { family("nope"); })
                 .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
-                      "sample_split, sample_small, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
+                      "sample_split, sample_small, sample_pairs, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
             std::string::npos);
 }
 
@@ -71,12 +71,18 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_EQ(family_of(choose_sample_spec(100, ElementType::f32)).name, "sample");
   EXPECT_EQ(family_of(choose_sample_spec(3, ElementType::f32)).name, "sample_small");
   EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::f32, {}, 16)).name, "sample_split");
-  // sample_small takes the sample kernel's arguments; sample_split adds its scratch.
+  EXPECT_EQ(family_of(choose_sample_spec(100, ElementType::bf16)).name, "sample_pairs");
+  // sample_small and sample_pairs take the sample kernel's arguments; sample_split adds its scratch.
   EXPECT_EQ(family("sample_small").args.size(), family("sample").args.size());
+  EXPECT_EQ(family("sample_pairs").args.size(), family("sample").args.size());
+  EXPECT_TRUE(family("sample_pairs").rows_in_pairs);
+  EXPECT_FALSE(family("sample").rows_in_pairs);
   EXPECT_EQ(family("sample_split").arg(ArgRole::scratch).name, "part_totals");
   EXPECT_EQ(family_of(choose_lda_z_spec(100, ElementType::f32)).name, "lda_z_doc");
   // The forms of sample (BFLY_SAMPLE_FORMS): each input kind and draws its family; logits with one draw has none.
-  KernelSpec form = choose_sample_spec(100, ElementType::bf16);
+  SampleChoice row_kernel;
+  row_kernel.operation = Operation::sample;
+  KernelSpec form = choose_sample_spec(100, ElementType::bf16, row_kernel);
   const std::pair<std::pair<InputKind, Draws>, std::string_view> forms[] = {
       {{InputKind::weights, Draws::with_replacement}, "sample_draws"},
       {{InputKind::weights, Draws::without_replacement}, "sample_distinct"},
@@ -92,6 +98,23 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
             std::string::npos);
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg1, 10, ElementType::f64}).name, "lda_alg1");
   EXPECT_EQ(family_of(LdaBaselineSpec{LdaBaseline::alg4, 10, ElementType::f64}).name, "lda_alg4");
+}
+
+// A sample_pairs kernel loads two weights at once: its packing refuses an odd ld and weights off a pair.
+TEST(PackedArgs, PairsKernelsNeedRowsThatStartOnAPair) {
+  alignas(16) float weights[8] = {};
+  int out[2] = {};
+  EXPECT_NO_THROW(PackedArgs(family("sample_pairs"), ElementType::f32, "t", {weights, 2, 4ll, out, nullptr, 7ull, 3u}, 4));
+  EXPECT_NE(thrown([&] {
+              PackedArgs(family("sample_pairs"), ElementType::f32, "t", {weights, 2, 5ll, out, nullptr, 7ull, 3u}, 4);
+            }).find("ld = 5 is odd"),
+            std::string::npos);
+  EXPECT_NE(thrown([&] {
+              PackedArgs(family("sample_pairs"), ElementType::f32, "t", {weights + 1, 2, 4ll, out, nullptr, 7ull, 3u},
+                         4);
+            }).find("weights is not aligned to 8 bytes"),
+            std::string::npos);
+  EXPECT_NO_THROW(PackedArgs(family("sample"), ElementType::f32, "t", {weights + 1, 2, 5ll, out, nullptr, 7ull, 3u}, 4));
 }
 
 TEST(PackedArgs, StoresEachArgumentInItsParameterType) {

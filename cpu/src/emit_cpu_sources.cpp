@@ -3,7 +3,7 @@
 //   bfly-emit-sources tables OUT.cpp              table kernels for every W and variant (bfly-gen table),
 //                                                 and the example spec's sample kernel (bfly-gen demo)
 //   bfly-emit-sources draw-kernels SHARDS OUTDIR  the draw-test catalog in SHARDS files (tests)
-//   bfly-emit-sources range-kernels SHARDS OUTDIR the sample_split and sample_small draw-test catalogs (tests)
+//   bfly-emit-sources range-kernels SHARDS OUTDIR the sample_split, sample_small and sample_pairs draw-test catalogs (tests)
 //   bfly-emit-sources lda-baselines OUT.cpp       the LDA baselines' draw-test catalog (tests)
 // Files are rewritten only when their content changes, so unchanged kernels are not recompiled.
 #include "bfly/emit/cpu_launcher.hpp"
@@ -89,11 +89,12 @@ void write_draw_kernels(int shards, const std::string& dir) {
 void write_range_kernels(int shards, const std::string& dir) {
   std::vector<KernelSpec> specs = split_test_specs();
   for (const KernelSpec& spec : small_test_specs()) specs.push_back(spec);
+  for (const KernelSpec& spec : pairs_test_specs()) specs.push_back(spec);
   for (int shard = 0; shard < shards; ++shard) {
     std::vector<Source> sources;
     for (std::size_t i = shard; i < specs.size(); i += shards) sources.push_back(generate(specs[i]));
     write_if_different(fmt::format("{}/range_kernels_{}.cpp", dir, shard),
-                       cpu_kernels_file(fmt::format("sample_split and sample_small draw-test kernels, shard {} of {}",
+                       cpu_kernels_file(fmt::format("sample_split, sample_small and sample_pairs draw-test kernels, shard {} of {}",
                                                     shard, shards),
                                         sources, fmt::format("register_range_kernels_{}", shard)));
   }

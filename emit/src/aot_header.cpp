@@ -66,15 +66,26 @@ std::string comment_block(std::string_view first, std::string_view rest, std::st
 
 // The checks the roles imply: a negative item count or a row stride below K is cudaErrorInvalidValue whatever the
 // item count (as the runtime checks it); a null input, output or scratch array only when there is work.
+// A family that loads rows in pairs also needs an even row stride and its input aligned to two elements.
 std::string shape_condition(const KernelFamily& family, int K) {
   std::string condition;
   for (const KernelArg& arg : family.args) {
     std::string part;
     if (arg.role == ArgRole::items) part = fmt::format("{} < 0", arg.name);
-    if (arg.role == ArgRole::row_stride) part = fmt::format("{} < {}", arg.name, K);
+    if (arg.role == ArgRole::row_stride)
+      part = family.rows_in_pairs ? fmt::format("{0} < {1} || {0} % 2 != 0", arg.name, K)
+                                  : fmt::format("{} < {}", arg.name, K);
+    if (arg.role == ArgRole::input && family.rows_in_pairs)
+      part = fmt::format("reinterpret_cast<unsigned long long>({0}) % (2 * sizeof(*{0})) != 0", arg.name);
     if (!part.empty()) condition += (condition.empty() ? "" : " || ") + part;
   }
   return condition;
+}
+
+// "if (condition) return cudaErrorInvalidValue;", the return on a line of its own after a long condition.
+std::string invalid_if(const std::string& condition) {
+  return condition.size() <= 80 ? fmt::format("  if ({}) return cudaErrorInvalidValue;\n", condition)
+                                : fmt::format("  if ({})\n    return cudaErrorInvalidValue;\n", condition);
 }
 
 std::string null_checks(const KernelFamily& family) {
@@ -83,8 +94,7 @@ std::string null_checks(const KernelFamily& family) {
     if (arg.role == ArgRole::input || arg.role == ArgRole::output || arg.role == ArgRole::scratch)
       condition += (condition.empty() ? "" : " || ") + fmt::format("{} == nullptr", arg.name);
   if (condition.empty()) return {};
-  return condition.size() <= 80 ? fmt::format("  if ({}) return cudaErrorInvalidValue;\n", condition)
-                                : fmt::format("  if ({})\n    return cudaErrorInvalidValue;\n", condition);
+  return invalid_if(condition);
 }
 
 std::string usage_comment(const Source& source, const KernelFamily& family, std::string_view regenerate) {
@@ -144,7 +154,7 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
       "  constexpr long long kThreadsPerCta = {threads};\n"
       "{per_cta_line}"
       "  constexpr long long kMaxGrid = 2147483647;  // gridDim.x limit\n"
-      "  if ({bad_shape}) return cudaErrorInvalidValue;\n"
+      "{bad_shape}"
       "  if ({items} == 0) return cudaSuccess;\n"
       "{null_checks}"
       "  const long long grid = {grid};\n"
@@ -165,7 +175,7 @@ std::string launch_function(const Source& source, const KernelFamily& family, in
                                  family.item)),
       fmt::arg("grid", g.ctas_per_row > 0 ? fmt::format("{} * kCtasPerItem", items)
                                           : fmt::format("({0} + kItemsPerCta - 1) / kItemsPerCta", items)),
-      fmt::arg("bad_shape", shape_condition(family, row_stride_minimum)), fmt::arg("items", items),
+      fmt::arg("bad_shape", invalid_if(shape_condition(family, row_stride_minimum))), fmt::arg("items", items),
       fmt::arg("null_checks", null_checks(family)), fmt::arg("arguments", argument_names(family)));
 }
 

@@ -22,7 +22,9 @@ std::string rows_list(int bit, int W) {
 }  // namespace
 
 // Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, CodeWriter& w);
+// With low_out (sample_pairs), pair_low receives the running total before the column found.
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
+                  CodeWriter& w);
 
 std::string_view sum_type(const KernelSpec& spec) { return is_narrow(spec.type) ? "S" : "T"; }
 
@@ -74,14 +76,19 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
          per_group ? fmt::format("tokens of its {} at a time", item) : std::string("consecutive rows"));
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
+  const bool pairs = spec.weights_per_column() == 2;
+  if (pairs)
+    w.line("constexpr int COLUMNS = {};  // table columns per row: column c sums the weights 2c and 2c + 1",
+           spec.columns());
+  const std::string_view columns = pairs ? "COLUMNS" : "K";
   if (spec.linear_remnant())
-    w.line("constexpr int REMNANT = {};  // K mod W leading columns, searched linearly (REMNANT <= R = {})",
-           spec.remnant(), spec.R);
+    w.line("constexpr int REMNANT = {};  // {} mod W leading columns, searched linearly (REMNANT <= R = {})",
+           spec.remnant(), columns, spec.R);
   else if (spec.padded())
-    w.line("constexpr int REMNANT = 0;  // the K mod W = {} leading columns are padded to block 0 (> R = {})",
-           spec.remnant(), spec.R);
+    w.line("constexpr int REMNANT = 0;  // the {} mod W = {} leading columns are padded to block 0 (> R = {})",
+           columns, spec.remnant(), spec.R);
   else
-    w.line("constexpr int REMNANT = 0;  // K is a multiple of W");
+    w.line("constexpr int REMNANT = 0;  // {} is a multiple of W", columns);
   w.line("constexpr int BLOCKS = {};  // W x W blocks per row", spec.blocks());
   w.line("constexpr int FIRST_BLOCK_COLUMN = {};  // column of block 0{}", spec.first_block_column(),
          spec.padded() ? " (negative: leading zero weights pad the remnant)" : "");
@@ -126,18 +133,30 @@ void build_table(int W, Variant variant, CodeWriter& w) {
 
 void load_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool padded = spec.padded();
+  const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
-  w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
-  w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
+  // The table entry at base[offset]: the widened weight, or the sum of the pair that starts there.
+  const auto entry = [&](std::string_view base, const std::string& offset) {
+    return pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({} + {}))", base, offset)
+                 : widened(spec, fmt::format("{}[{}]", base, offset));
+  };
+  if (pairs) {
+    w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access over pairs: on step k, lane r loads the two");
+    w.line("// weights of `column` (2 * column and 2 * column + 1) of row k in one load, so the W lanes read 2W");
+    w.line("// consecutive weights of one row; the table entry is their sum (bfly::pair_sum).");
+  } else {
+    w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
+    w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
+  }
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_block(" + S + " (&a)[W], const T* rows, long long ld, int rows_left, "
         "int column)");
     if (padded) w.line("const bool in_row = column >= 0;  // block 0 starts left of column 0: those weights are 0");
-    w.line("const T* p = rows + column;");
+    w.line(pairs ? "const T* p = rows + 2 * column;" : "const T* p = rows + column;");
     for (int k = 0; k < spec.W; ++k) {
       const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
-      w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, widened(spec, fmt::format("p[{} * ld]", k)), S);
+      w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, entry("p", fmt::format("{} * ld", k)), S);
     }
   }
   w.blank();
@@ -156,12 +175,12 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     for (int k = 0; k < spec.W; ++k) {
       w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
       w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
-             widened(spec, fmt::format("rows[{} * ld + c]", k)), S);
+             entry("rows", fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "")), S);
     }
   }
 }
 
-void search_block(int W, Variant variant, CodeWriter& w, std::string_view S) {
+void search_block(int W, Variant variant, CodeWriter& w, std::string_view S, bool low_out) {
   if (variant == Variant::addsub) {
     w.line("// Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1");
     w.line("// is halved at each level; low and high are the running totals just before and at its end. The");
@@ -172,8 +191,10 @@ void search_block(int W, Variant variant, CodeWriter& w, std::string_view S) {
     w.line("// is halved at each level; low is the running total just before it. The tree node a lane needs sits");
     w.line("// in row d of lane (lo | (r & (2*bit-1))) and sums the left half, which is added to low.");
   }
+  if (low_out) w.line("// On return `low` is the running total just before the column found.");
   auto body = w.scope(fmt::format(
-      "__device__ __forceinline__ int search_block(const {0} (&a)[W], int r, {0} target, {0} low, {0} high)", S));
+      "__device__ __forceinline__ int search_block(const {0} (&a)[W], int r, {0} target, {0}{1} low, {0} high)", S,
+      low_out ? "&" : ""));
   if (variant == Variant::swap) w.line("(void)high;  // the add-only search needs only low");
   w.line("int lo = 0;");
   int level = 1;
@@ -218,6 +239,13 @@ OperationText sample_text(const KernelSpec&) {
   return t;
 }
 
+OperationText sample_pairs_text(const KernelSpec& spec) {
+  OperationText t = sample_text(spec);
+  t.remnant_element = "bfly::pair_sum(bfly::load_pair(my_row + 2 * j))";
+  t.remnant_is_sum = true;
+  return t;
+}
+
 OperationText lda_z_doc_text(const KernelSpec&) {
   OperationText t;
   t.remnant_element = "bfly::product(theta_row[j], my_phi[j])";
@@ -252,6 +280,9 @@ void lda_z_doc_constants(const KernelSpec&, const LaunchGeometry& geometry, Code
 const OperationEmitters kOperationEmitters[] = {
     {Operation::sample, "Algorithms 7-10", nullptr, load_functions, "combine_bad",
      [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); }, sample_text},
+    {Operation::sample_pairs, "Algorithms 7-10 over pairs of adjacent weights", nullptr, load_functions,
+     "combine_bad", [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); },
+     sample_pairs_text},
     {Operation::lda_z, "Algorithms 7-10", lda_z_constants, lda_functions, "cache_theta",
      [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { cache_theta(spec, w); }, lda_z_text},
     {Operation::lda_z_doc, "Algorithms 8-10 with one document per group of W lanes", lda_z_doc_constants,
@@ -307,7 +338,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("const {} x = {};", S, widened(spec, op.remnant_element));
+    w.line("const {} x = {};", S, op.remnant_is_sum ? op.remnant_element : widened(spec, op.remnant_element));
     if (op.check_weights) w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
     w.line("remnant_total += x;");
   } else {
@@ -490,34 +521,57 @@ void combine_bad(int W, CodeWriter& w) {
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   const OperationText op = operation_emitters(spec.operation).text(spec);
   const std::string_view S = sum_type(spec);
+  const bool pairs = spec.weights_per_column() == 2;
+  const std::string element = op.remnant_is_sum ? op.remnant_element : widened(spec, op.remnant_element);
+  // Algorithm 9 lines 17-25, the linear search of the remnant's columns 0 .. REMNANT-1.
+  const auto linear_search = [&] {
+    w.line("{0} s = {0}(0);", S);
+    w.line("draw = REMNANT - 1;");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    if (pairs) {
+      w.line("const {} before = s;", S);
+      w.line("s += {};", element);
+      w.line("if (target < s) { draw = j; pair_low = before; break; }");
+    } else {
+      w.line("s += {};", element);
+      w.line("if (target < s) { draw = j; break; }");
+    }
+  };
+  if (pairs) w.line("{0} pair_low = {0}(0);  // the running total before the column (pair) found", S);
   if (spec.blocks() == 0) {
-    w.line("// K <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).");
+    w.line("// {} <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).",
+           pairs ? "COLUMNS" : "K");
     auto guard = w.scope("if (valid)");
-    w.line("{0} s = {0}(0);", S);
-    w.line("draw = REMNANT - 1;");
-    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += {};", widened(spec, op.remnant_element));
-    w.line("if (target < s) { draw = j; break; }");
-    return;
-  }
-  if (spec.blocks() == 1) {
-    w.line("// One block: Algorithm 10 searches pass 1's table between the remnant's total and the row's.");
-    w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
+    linear_search();
   } else {
-    pass2_blocks(geometry, op, S, w);
+    if (spec.blocks() == 1) {
+      w.line("// One block: Algorithm 10 searches pass 1's table between the remnant's total and the row's.");
+      if (pairs) {
+        w.line("pair_low = remnant_total;");
+        w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, pair_low, total);");
+      } else {
+        w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
+      }
+    } else {
+      pass2_blocks(geometry, op, S, pairs, w);
+    }
+    if (spec.linear_remnant()) {
+      w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
+      auto guard = w.scope("if (valid && target < remnant_total)");
+      linear_search();
+    }
   }
-  if (spec.linear_remnant()) {
-    w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
-    auto guard = w.scope("if (valid && target < remnant_total)");
-    w.line("{0} s = {0}(0);", S);
-    w.line("draw = REMNANT - 1;");
-    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("s += {};", widened(spec, op.remnant_element));
-    w.line("if (target < s) { draw = j; break; }");
+  if (pairs) {
+    w.line("// Column `draw` holds the weights 2 * draw and 2 * draw + 1: the first is drawn when u' lies below the");
+    w.line("// running total before the pair plus the first weight, else the second. (A padded column, draw < 0, and a");
+    w.line("// zero weight reached through rounding are drawn again sequentially below.)");
+    w.line("if (valid && draw >= 0) draw = 2 * draw + (target < pair_low + {} ? 0 : 1);",
+           widened(spec, "my_row[2 * draw]"));
   }
 }
 
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, CodeWriter& w) {
+void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
+                  CodeWriter& w) {
   w.line("// Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.");
   w.line("int chunk = 0;");
   {
@@ -554,6 +608,7 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
     w.line("build_table(a, r);");
     w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
+    if (low_out) w.line("pair_low = low;");
   }
 }
 

@@ -30,8 +30,10 @@ void build_table(int W, Variant variant, CodeWriter& w);
 void load_functions(const KernelSpec& spec, CodeWriter& w);
 
 // Algorithm 10 (addsub) or the add-only search (swap) of each lane's own block in its table.
-// S names the type of the table and the sums: "S" for a narrow element type (f16, bf16), else "T".
-void search_block(int W, Variant variant, CodeWriter& w, std::string_view S = "T");
+// S names the type of the table and the sums: "S" for a narrow element type (f16, bf16), else "T". With
+// `low_out` the search takes `low` by reference and leaves in it the running total before the column it finds
+// (sample_pairs picks between the pair's two weights from there).
+void search_block(int W, Variant variant, CodeWriter& w, std::string_view S = "T", bool low_out = false);
 // "S" for a narrow element type, whose weights are widened to the accumulator S; "T" for f32 and f64, which are
 // their own accumulator (their kernels name only T, as before S existed).
 std::string_view sum_type(const KernelSpec& spec);
@@ -46,6 +48,7 @@ struct OperationText {
   std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
   std::string remnant_guard;    // condition under which this lane has a row to read
   bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)
+  bool remnant_is_sum = false;  // remnant_element is already in the accumulator (a pair's sum): not widened
 };
 
 // Everything about one operation that the shared passes and generate() need, in one row per operation, so that

@@ -61,7 +61,7 @@ Source generate(const KernelSpec& spec) {
     functions.blank();
     operation.functions(spec, functions);
     functions.blank();
-    emit::search_block(spec.W, spec.variant, functions, emit::sum_type(spec));
+    emit::search_block(spec.W, spec.variant, functions, emit::sum_type(spec), spec.weights_per_column() == 2);
   }
   emit::shared_memory(spec, shared);
   operation.prologue(spec, geometry, prologue);
@@ -77,7 +77,7 @@ Source generate(const KernelSpec& spec) {
       {"pass1", without_trailing_newline(pass1.text())},
       {"pass2", without_trailing_newline(pass2.text())},
   };
-  if (spec.operation == Operation::sample) {
+  if (spec.operation == Operation::sample || spec.operation == Operation::sample_pairs) {
     values["S"] = std::string(emit::sum_type(spec));
     values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
     // __launch_bounds__'s second argument, CTAs per SM, when the spec asks for an occupancy.

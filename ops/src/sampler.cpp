@@ -60,7 +60,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
                              std::uint64_t seed, std::uint32_t iteration, CUstream_st* stream) {
   check_categories(K);
   SampleReport report;
-  report.spec = spec_for(K, type, M);
+  report.spec = gen::fit_to_rows(spec_for(K, type, M), weights, ld);
   if (report.spec.operation == gen::Operation::sample_split) {
     check_sample_call(K, type, weights, M, ld, out);
     if (M == 0) return report;

@@ -149,7 +149,7 @@ SampleCall check_call(int type_index, std::uintptr_t pointer, nb::handle shape, 
   // The kernel: Sampler::sample's for one draw per row from weights (sample_small, the row kernel or sample_split,
   // chosen with M), else Sampler::sample_draws's form of the row kernel.
   if (call.one_draw && !logits) {
-    call.spec = bfly::gen::choose_sample_spec(K, type, {}, M);
+    call.spec = bfly::gen::fit_to_rows(bfly::gen::choose_sample_spec(K, type, {}, M), call.input, call.ld);
   } else {
     bfly::rt::DrawRequest request;
     request.input = logits ? InputKind::logits : InputKind::weights;
@@ -278,8 +278,8 @@ void bind_sampling(nb::module_& m) {
         const ElementType element = bfly::gen::parse_element_type(type);
         GpuLaunches& launches = thread_launches();
         SampleCall call;
-        call.spec = bfly::gen::choose_sample_spec(K, element, {}, M);
         call.input = reinterpret_cast<const void*>(weights);
+        call.spec = bfly::gen::fit_to_rows(bfly::gen::choose_sample_spec(K, element, {}, M), call.input, ld);
         call.M = M;
         call.ld = ld;
         call.seed = 1;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace bfly::gen {
 namespace {
@@ -23,6 +24,25 @@ constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32
 // ahead, 0.911 against 0.869. Types of 2 bytes follow f32 (not yet measured).
 int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 4097 : 4096; }
 
+// The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
+// faster. On an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read
+// ceiling at K = 16, 32, 100, 128, 200, 256, 512, 1024 and 2048 against 0.33-0.64 in the row kernel, 0.47-0.70
+// against 0.16-0.40 at K = 2000, 3000 and 4094, and f16 the same within 0.05; f32 and f64 pairs lost at nearly every
+// K. Pairs with an odd number of blocks after the first four (K = 1000 and 1002 with their remnant searched
+// linearly, 31 blocks; K = 1500, 47) read 0.33-0.43, so the remnant is padded or searched linearly, whichever
+// leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58), and a row with an odd number anyway keeps
+// the row kernel. R forced by the caller is kept as it is.
+KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
+  KernelSpec pairs = row;
+  pairs.operation = Operation::sample_pairs;
+  if (!keep_R && pairs.remnant() > 0) {
+    const bool linear_blocks_even = (pairs.columns() / pairs.W) % 2 == 0;
+    pairs.R = linear_blocks_even ? std::max(pairs.R, pairs.remnant()) : std::min(pairs.R, pairs.remnant() - 1);
+  }
+  pairs.validate();
+  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks ? pairs : row;
+}
+
 }  // namespace
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
@@ -30,9 +50,10 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   const Operation operation = forced.operation.value_or(by_shape);
-  if (operation != Operation::sample && operation != Operation::sample_split && operation != Operation::sample_small)
-    throw Error(fmt::format("the sampler's operation = {} is not a sampling kernel; use sample, sample_small or "
-                            "sample_split", name_of(operation)));
+  if (operation != Operation::sample && operation != Operation::sample_split && operation != Operation::sample_small &&
+      operation != Operation::sample_pairs)
+    throw Error(fmt::format("the sampler's operation = {} is not a sampling kernel; use sample, sample_pairs, "
+                            "sample_small or sample_split", name_of(operation)));
   if (operation == Operation::sample_small) {
     // Several short rows per lane, no table: W = 32 (a warp stages 32 * ROWS_PER_LANE rows), R = 0 and addsub (the
     // variant is not used), whatever the caller forced for the row kernel's table.
@@ -68,8 +89,16 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).
   spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
   spec.R = forced.R.value_or(std::min(8, spec.W - 1));
-  spec.operation = Operation::sample;
+  spec.operation = operation;  // sample, or sample_pairs (the same table over pairs of weights)
   spec.validate();
+  if (forced.operation || forced.W || !is_narrow(type) || K % 2 != 0) return spec;
+  return pairs_when_faster(spec, forced.R.has_value());
+}
+
+KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
+  if (spec.operation != Operation::sample_pairs) return spec;
+  const auto pair_bytes = static_cast<std::uintptr_t>(2 * size_of(spec.type));
+  if (reinterpret_cast<std::uintptr_t>(weights) % pair_bytes != 0 || ld % 2 != 0) spec.operation = Operation::sample;
   return spec;
 }
 

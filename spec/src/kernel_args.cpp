@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -75,6 +76,12 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
   };
   if (is_pointer(arg.type)) {
     if (value.kind() != ArgValue::Kind::pointer) throw wrong_kind("a pointer");
+    const auto pair_bytes = static_cast<std::uintptr_t>(2 * size_of(element_));
+    if (family_->rows_in_pairs && arg.role == ArgRole::input &&
+        reinterpret_cast<std::uintptr_t>(value.pointer()) % pair_bytes != 0)
+      throw Error(fmt::format("{}: {} is not aligned to {} bytes: {} kernels load two adjacent elements at once "
+                              "(bfly::gen::fit_to_rows picks the row kernel for such rows)", caller_, arg.name,
+                              pair_bytes, family_->name));
     put(slot, value.pointer());
     return;
   }
@@ -124,6 +131,10 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
                             family_->item));
   if (arg.role == ArgRole::row_stride && v < min_row_stride_)
     throw Error(fmt::format("{}: {} = {} is less than K = {}", caller_, arg.name, v, min_row_stride_));
+  if (arg.role == ArgRole::row_stride && family_->rows_in_pairs && v % 2 != 0)
+    throw Error(fmt::format("{}: {} = {} is odd: {} kernels load two adjacent elements at once, so every row must "
+                            "start on a pair (bfly::gen::fit_to_rows picks the row kernel for such rows)", caller_,
+                            arg.name, v, family_->name));
 }
 
 void PackedArgs::check_arrays() {

@@ -84,12 +84,14 @@ constexpr int kBlocksInFlight = 2;
 // stay with short rows.
 constexpr int kWholeRowBytes = 256;
 // The plain sample kernel: explicit weights, one draw per row (not the logits or several-draws forms).
+// sample_pairs is the plain kernel over pairs of weights.
 bool plain_sample(const KernelSpec& spec) {
-  return spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one;
+  return (spec.operation == Operation::sample && spec.input == InputKind::weights && spec.draws == Draws::one) ||
+         spec.operation == Operation::sample_pairs;
 }
 bool loads_whole_row(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
-         spec.blocks() * spec.W * size_of(spec.type) <= kWholeRowBytes;
+         spec.blocks() * spec.W * spec.weights_per_column() * size_of(spec.type) <= kWholeRowBytes;
 }
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
 // before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
@@ -189,6 +191,9 @@ void KernelSpec::validate() const {
   if (operation == Operation::sample_small && (R != 0 || variant != Variant::addsub))
     throw Error(fmt::format("R = {}, variant = {} is not allowed for sample_small: it builds no table; use R = 0 and "
                             "variant addsub", R, name_of(variant)));
+  if (operation == Operation::sample_pairs && K % 2 != 0)
+    throw Error(fmt::format("K = {} is not allowed for sample_pairs: its table entries are pairs of adjacent weights, "
+                            "so K must be even; use sample", K));
   if (operation == Operation::sample_split && R != 0)
     throw Error(fmt::format("R = {} is not allowed for sample_split: its rows are split into whole W x W tiles, "
                             "padded with zero weights at the end, and have no remnant; use R = 0", R));

@@ -66,6 +66,30 @@ std::vector<KernelSpec> small_test_specs() {
   return specs;
 }
 
+std::vector<KernelSpec> pairs_test_specs() {
+  struct Geometry {
+    int W, K, R;
+    Variant variant;
+  };
+  constexpr Geometry kGeometries[] = {
+      {16, 2, 8, Variant::addsub},     // one column, searched linearly
+      {16, 34, 8, Variant::swap},      // a remnant of 1 column and one block
+      {16, 142, 8, Variant::addsub},   // a remnant of 7 columns and 4 blocks
+      {32, 200, 0, Variant::swap},     // a remnant of 4 columns padded to a block
+      {16, 2000, 8, Variant::addsub},  // remnant 8, 62 blocks in chunks of 2
+      {8, 8194, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
+      {4, 64, 0, Variant::addsub},     // 8 blocks of 4 columns
+  };
+  std::vector<KernelSpec> specs;
+  for (const ElementTypeInfo& element : kElementTypes)
+    for (const Geometry& g : kGeometries) {
+      const KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
+      spec.validate();
+      specs.push_back(spec);
+    }
+  return specs;
+}
+
 std::vector<KernelSpec> sample_draws_test_specs() {
   struct Geometry {
     int W, K, R;

@@ -42,6 +42,21 @@ __device__ __forceinline__ float widen(half_bits x) {
 #endif
 }
 
+// Two adjacent weights of a row, loaded together by the sample_pairs kernels: one 4-byte load of f16/bf16, one
+// 8-byte load of f32, one 16-byte load of f64. The row must start on a pair (the runtime checks the pointer and ld).
+template <typename T>
+struct alignas(2 * sizeof(T)) WeightPair {
+  T first, second;
+};
+template <typename T>
+__device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const WeightPair<T>*>(p);
+#else
+  return WeightPair<T>{p[0], p[1]};  // the CPU execution reads the same two weights one by one
+#endif
+}
+
 template <typename T> struct Limits;
 template <> struct Limits<float> { static __device__ __forceinline__ float max() { return 3.402823466e+38f; } };
 template <> struct Limits<double> {
@@ -51,6 +66,15 @@ template <> struct Limits<double> {
 // A weight is usable when it is a finite number >= 0 (-0.0 counts as zero; NaN, infinities and negatives do not).
 template <typename T>
 __device__ __forceinline__ bool valid_weight(T x) { return x >= T(0) && x <= Limits<T>::max(); }
+
+// A pair's table entry: the sum of its two weights in the accumulator, or -1 when either is negative (-0.0 is not),
+// so that valid_weight rejects the pair as it would reject the weight; a NaN or an infinity carries through the sum.
+template <typename T>
+__device__ __forceinline__ auto pair_sum(WeightPair<T> pair) {
+  const auto x = widen(pair.first), y = widen(pair.second);
+  using S = decltype(x);
+  return x < S(0) || y < S(0) ? S(-1) : x + y;
+}
 
 // A row can be sampled when its total is positive and finite.
 template <typename T>

@@ -15,6 +15,7 @@ BFLY_DECLARE_SHARD(4) BFLY_DECLARE_SHARD(5) BFLY_DECLARE_SHARD(6) BFLY_DECLARE_S
 void register_range_kernels_0(std::vector<CpuKernel>& out);
 void register_range_kernels_1(std::vector<CpuKernel>& out);
 void register_range_kernels_2(std::vector<CpuKernel>& out);
+void register_range_kernels_3(std::vector<CpuKernel>& out);
 void register_lda_baseline_kernels(std::vector<CpuKernel>& out);
 }  // namespace bfly::cpu
 
@@ -29,6 +30,7 @@ const std::vector<cpu::CpuKernel>& compiled() {
     cpu::register_draw_kernels_3(out); cpu::register_draw_kernels_4(out); cpu::register_draw_kernels_5(out);
     cpu::register_draw_kernels_6(out); cpu::register_draw_kernels_7(out);
     cpu::register_range_kernels_0(out); cpu::register_range_kernels_1(out); cpu::register_range_kernels_2(out);
+    cpu::register_range_kernels_3(out);
     cpu::register_lda_baseline_kernels(out);
     return out;
   }();
@@ -61,6 +63,10 @@ const std::vector<CpuKernel>& cpu_split_kernels() {
 }
 const std::vector<CpuKernel>& cpu_small_kernels() {
   static const std::vector<CpuKernel> kernels = in_catalog_order(gen::small_test_specs());
+  return kernels;
+}
+const std::vector<CpuKernel>& cpu_pairs_kernels() {
+  static const std::vector<CpuKernel> kernels = in_catalog_order(gen::pairs_test_specs());
   return kernels;
 }
 const std::vector<CpuLdaKernel>& cpu_lda_kernels() {

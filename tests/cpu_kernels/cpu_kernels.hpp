@@ -32,6 +32,7 @@ const std::vector<CpuKernel>& cpu_sample_draws_kernels();
 const std::vector<CpuLdaKernel>& cpu_lda_kernels();
 const std::vector<CpuKernel>& cpu_split_kernels();  // gen::split_test_specs()
 const std::vector<CpuKernel>& cpu_small_kernels();  // gen::small_test_specs()
+const std::vector<CpuKernel>& cpu_pairs_kernels();  // gen::pairs_test_specs()
 const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 
 // nullptr when `kernel_name` is not in the sample catalog.

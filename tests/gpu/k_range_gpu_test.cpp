@@ -1,6 +1,7 @@
 // GPU tests of the kernels for every K (docs/DESIGN.md section 12; CTest label `gpu`, skipped without a device):
-// sample_split and sample_small through the Sampler, draw for draw against the CPU execution of the same generated
-// source, the Sampler's split scratch reused across calls, and the automatic choice for LLM-shaped batches.
+// sample_split, sample_small and sample_pairs through the Sampler, draw for draw against the CPU execution of the
+// same generated source, the Sampler's split scratch reused across calls, the row kernel for rows that do not start
+// on a pair, and the automatic choice for LLM-shaped batches.
 #include "bfly/ops/sampler.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
@@ -48,7 +49,7 @@ std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, lon
 
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   const gen::KernelSpec& spec = kernel.spec;
-  const long long ld = spec.K + 1;
+  const long long ld = spec.K + (spec.weights_per_column() == 2 ? 2 : 1);  // sample_pairs: rows start on a pair
   rt::Sampler sampler(forcing(spec));
   gen::visit_element_type(spec.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -90,6 +91,46 @@ TEST(GpuKRange, SmallKernelsDrawWhatTheCpuExecutionDraws) {
     ++kernels;
   }
   EXPECT_EQ(kernels, static_cast<int>(gen::small_test_specs().size()));
+}
+
+TEST(GpuKRange, PairsKernelsDrawWhatTheCpuExecutionDraws) {
+  BFLY_REQUIRE_GPU();
+  int kernels = 0;
+  for (const CpuKernel& kernel : cpu_pairs_kernels()) {
+    compare(kernel, kernel.spec.K >= 8192 ? 600 : 2500, 0x9a125000u + kernels);
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(gen::pairs_test_specs().size()));
+}
+
+// Rows that do not start on a pair (an odd ld, or weights one element past an aligned address) take the row kernel
+// with the same W, R and variant, and draw what the CPU execution of that kernel draws.
+TEST(GpuKRange, PairsFallBackToTheRowKernelForRowsOffAPair) {
+  BFLY_REQUIRE_GPU();
+  const int K = 100;  // the row kernel for K = 100 (W = 16, R = 8) is in the CPU draw-test catalog
+  const long long M = 700;
+  for (const long long ld : {101ll, 102ll}) {
+    SCOPED_TRACE("ld = " + std::to_string(ld));
+    const std::vector<float> w = random_rows<float>(M + 1, K, ld, 0x0ddu + ld);
+    const rt::DeviceBuffer device_weights = upload(w);
+    // ld = 102: the rows start one element past the buffer's start, so no row starts on a pair.
+    const float* rows = as<float>(device_weights) + (ld % 2 == 0 ? 1 : 0);
+    rt::DeviceBuffer device_out(static_cast<std::size_t>(M) * sizeof(int));
+    rt::SamplerOptions options;
+    options.operation = gen::Operation::sample_pairs;
+    rt::Sampler sampler(options);
+    const rt::SampleReport report =
+        sampler.sample(rows, M, K, ld, reinterpret_cast<int*>(device_out.get()), 0x51u, 0u);
+    gen::KernelSpec row_spec = sampler.spec_for(K, ElementType::f32, M);
+    ASSERT_EQ(row_spec.operation, gen::Operation::sample_pairs);
+    row_spec.operation = gen::Operation::sample;
+    ASSERT_EQ(report.spec, row_spec);
+    const CpuKernel* kernel = find_cpu_kernel(gen::kernel_name(row_spec));
+    ASSERT_NE(kernel, nullptr) << gen::kernel_name(row_spec) << " is not in the CPU catalog";
+    const std::vector<float> shifted(w.begin() + (ld % 2 == 0 ? 1 : 0), w.end());
+    const std::vector<int> cpu = cpu_draws(*kernel, shifted, M, ld, 0x51u, 0u, nullptr);
+    EXPECT_EQ(download<int>(device_out), cpu);
+  }
 }
 
 // An LLM-shaped batch through the automatic choice: 64 rows of 65536 f32 weights take sample_split, and draw what

@@ -66,6 +66,27 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(big.K, 1000);
   EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
+  // 16-bit weights with K even take sample_pairs, with the remnant padded or searched linearly so that the row has
+  // an even number of blocks; a row with an odd number anyway, odd K, f32 and f64, and a forced W keep the row kernel.
+  const gen::KernelSpec pairs_1000 = gen::choose_sample_spec(1000, gen::ElementType::bf16, none);
+  EXPECT_EQ(pairs_1000.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(pairs_1000.blocks(), 32) << "500 columns: the remnant of 4 padded to a block";
+  const gen::KernelSpec pairs_1500 = gen::choose_sample_spec(1500, gen::ElementType::f16, none);
+  EXPECT_EQ(pairs_1500.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(pairs_1500.blocks(), 46) << "750 columns: the remnant of 14 searched linearly";
+  EXPECT_TRUE(pairs_1500.linear_remnant());
+  EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(160, gen::ElementType::bf16, none).operation, gen::Operation::sample)
+      << "80 columns: 5 blocks, no remnant to move";
+  EXPECT_EQ(gen::choose_sample_spec(96, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
+      << "3 blocks, loaded whole";
+  EXPECT_EQ(gen::choose_sample_spec(1001, gen::ElementType::bf16, none).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f64, none).operation, gen::Operation::sample);
+  SamplerOptions width;
+  width.W = 16;
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::bf16, width).operation, gen::Operation::sample);
+
   SamplerOptions forced;
   forced.W = 8;
   forced.variant = gen::Variant::swap;
@@ -87,6 +108,30 @@ TEST(Sampler, EverySamplingOperationCanBeForced) {
   SamplerOptions lda;
   lda.operation = gen::Operation::lda_z;
   EXPECT_NE(error_of([&] { Sampler sampler(lda); }).find("not a sampling kernel"), std::string::npos);
+}
+
+// sample_pairs loads two weights at once: rows must start on a pair (the pointer aligned to two elements, ld even),
+// else the call takes the row kernel with the same W, R and variant; K must be even.
+TEST(Sampler, PairsNeedRowsThatStartOnAPair) {
+  SamplerOptions pairs;
+  pairs.operation = gen::Operation::sample_pairs;
+  const Sampler sampler(pairs);
+  alignas(16) static const unsigned char buffer[64] = {};
+  const gen::KernelSpec bf16 = sampler.spec_for(1000, gen::ElementType::bf16);
+  ASSERT_EQ(bf16.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(bf16.columns(), 500);
+  EXPECT_EQ(gen::fit_to_rows(bf16, buffer, 1000), bf16);
+  EXPECT_EQ(gen::fit_to_rows(bf16, buffer + 4, 1000), bf16) << "bf16 pairs take 4 bytes";
+  gen::KernelSpec row = bf16;
+  row.operation = gen::Operation::sample;
+  EXPECT_EQ(gen::fit_to_rows(bf16, buffer, 1001), row) << "an odd ld";
+  EXPECT_EQ(gen::fit_to_rows(bf16, buffer + 2, 1000), row) << "a pointer off a pair";
+  const gen::KernelSpec f32 = sampler.spec_for(1000, gen::ElementType::f32);
+  EXPECT_EQ(gen::fit_to_rows(f32, buffer + 4, 1000).operation, gen::Operation::sample) << "f32 pairs take 8 bytes";
+  EXPECT_EQ(gen::fit_to_rows(f32, buffer + 8, 1000).operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::fit_to_rows(row, buffer + 2, 1001), row) << "other kernels are left as they are";
+  EXPECT_NE(error_of([&] { (void)sampler.spec_for(999, gen::ElementType::f32); }).find("K must be even"),
+            std::string::npos);
 }
 
 TEST(Sampler, BadForcedOptionsFailAtConstruction) {

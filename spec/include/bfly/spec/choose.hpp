@@ -14,8 +14,8 @@ struct SampleChoice {
   std::optional<int> W;            // 4, 8, 16 or 32
   std::optional<Variant> variant;
   std::optional<int> R;            // remnant threshold, 0 .. W-1 (the row kernel's; sample_split has none)
-  // Operation::sample (one row per lane), Operation::sample_small (several short rows per lane) or
-  // Operation::sample_split (one row over several CTAs).
+  // Operation::sample (one row per lane), Operation::sample_pairs (the same over pairs of weights, K even),
+  // Operation::sample_small (several short rows per lane) or Operation::sample_split (one row over several CTAs).
   std::optional<Operation> operation;
 };
 
@@ -33,6 +33,11 @@ struct SampleChoice {
 // the spec; a row whose u' lies within rounding distance of a category boundary may draw its neighbour under the
 // other kernel, so a caller that needs the same draws whatever M forces the operation.
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
+
+// The spec to launch for rows that start at `weights`, `ld` elements apart: `spec` itself, except that sample_pairs
+// loads two weights at once and so needs every row to start on a pair (weights aligned to two elements, ld even);
+// for rows that do not, the row kernel with the same W, R and variant (Operation::sample) draws instead.
+KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
 // 1024), so from K = 4096 (K > 4096 in f64) the chooser splits rows instead.

@@ -118,6 +118,10 @@ inline constexpr KernelFamily kSample{"sample", "draws one category per row of M
 inline constexpr KernelFamily kSampleSplit{"sample_split",
                                     "draws one category per row of M x K weights, each row split over several CTAs",
                                     "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitArgs};
+inline constexpr KernelFamily kSamplePairs{"sample_pairs",
+                                    "draws one category per row of M x K weights, two adjacent weights per table "
+                                    "entry (K even; weights aligned to two elements and ld even)",
+                                    "row", "bfly/sample_kernel.skeleton.cuh", kSampleArgs, true};
 inline constexpr KernelFamily kSampleSmall{"sample_small",
                                     "draws one category per row of M x K weights, several short rows per lane",
                                     "row", "bfly/sample_small_kernel.skeleton.cuh", kSampleArgs};
@@ -154,9 +158,9 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 11> kAll = {
-    &kSample,     &kSampleDraws,          &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct, &kSampleSplit,
-    &kSampleSmall, &kLdaZ,                &kLdaZDoc,        &kLdaAlg1,      &kLdaAlg4};
+inline constexpr std::array<const KernelFamily*, 12> kAll = {
+    &kSample,      &kSampleDraws, &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct, &kSampleSplit,
+    &kSampleSmall, &kSamplePairs, &kLdaZ,           &kLdaZDoc,      &kLdaAlg1,              &kLdaAlg4};
 
 }  // namespace bfly::gen::families
 
@@ -167,7 +171,8 @@ inline constexpr std::array<const KernelFamily*, 11> kAll = {
   X(lda_z, ::bfly::gen::families::kLdaZ, false)         \
   X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)   \
   X(sample_split, ::bfly::gen::families::kSampleSplit, false) \
-  X(sample_small, ::bfly::gen::families::kSampleSmall, false)
+  X(sample_small, ::bfly::gen::families::kSampleSmall, false) \
+  X(sample_pairs, ::bfly::gen::families::kSamplePairs, false)
 
 // The forms of the operation `sample` (KernelSpec::input and KernelSpec::draws), each with its family:
 // X(input kind, draws, family). The kernel name, its parsing and the arguments follow from the row.

@@ -64,6 +64,9 @@ struct KernelFamily {
   std::string_view item;      // what one unit of the grid covers: "row" or "document"
   std::string_view skeleton;  // the template fragment the generator fills ("bfly/sample_kernel.skeleton.cuh")
   std::span<const KernelArg> args;
+  // The kernel loads two adjacent elements of a row at once (sample_pairs): the input array must be aligned to two
+  // elements and the row stride even. The runtime's packing and the ahead-of-time launch function refuse others.
+  bool rows_in_pairs = false;
 
   // The argument whose role is `role` (the first, for roles several arguments share); throws when there is none.
   const KernelArg& arg(ArgRole role) const;

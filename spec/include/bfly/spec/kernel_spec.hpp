@@ -21,7 +21,9 @@ enum class Variant { swap, addsub };
 // the same topics with one document per group: the W lanes take W tokens of one document at a time, so theta[doc]
 // is one row shared by the group instead of W rows cached per lane. `sample_small` and `sample_split` draw what
 // `sample` draws, for the ends of the K range (docs/DESIGN.md section 12): several short rows per lane (K <= 32,
-// R = 0, no table), and one long row over several CTAs with a two-level table (R = 0).
+// R = 0, no table), and one long row over several CTAs with a two-level table (R = 0). `sample_pairs` is `sample`
+// with two adjacent weights per table entry: each lane loads both at once (4 bytes of f16/bf16, 8 of f32) and the
+// table is built over their sums, then one comparison picks between the two (K even, rows aligned to a pair).
 enum class Operation {
 #define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
   BFLY_OPERATIONS(BFLY_OPERATION_ENUM)
@@ -79,13 +81,16 @@ struct KernelSpec {
   // Throws bfly::Error naming the field, the value and what is allowed.
   void validate() const;
 
-  // Derived facts, computed from the fields (the spec must be valid).
+  // Derived facts, computed from the fields (the spec must be valid). A column is one table entry of a row: one
+  // weight, or for sample_pairs two adjacent weights (K / 2 columns); remnants and blocks count columns.
   int log2_w() const;
-  int remnant() const { return K % W; }                           // leading elements outside whole blocks
+  int weights_per_column() const { return operation == Operation::sample_pairs ? 2 : 1; }
+  int columns() const { return K / weights_per_column(); }
+  int remnant() const { return columns() % W; }                   // leading columns outside whole blocks
   bool padded() const { return remnant() > R; }                    // remnant padded to a whole block
   bool linear_remnant() const { return remnant() > 0 && !padded(); }
-  int blocks() const { return padded() ? K / W + 1 : K / W; }      // W x W blocks per row
-  int first_block_column() const { return K - blocks() * W; }     // column of block 0 (negative when padded)
+  int blocks() const { return padded() ? columns() / W + 1 : columns() / W; }  // W x W blocks per row
+  int first_block_column() const { return columns() - blocks() * W; }  // column of block 0 (negative when padded)
 
   friend bool operator==(const KernelSpec&, const KernelSpec&) = default;
 };

@@ -24,6 +24,10 @@ std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
 std::vector<KernelSpec> small_test_specs();
+// The sample_pairs draw-test matrix, every element type: the whole row a remnant (K = 2), one block after a remnant
+// (K = 34), a remnant of 7 columns and 4 blocks (K = 142), a padded remnant (K = 200, W = 32, R = 0), chunks of 2
+// blocks (K = 2000) and of 16 (K = 8194, W = 8), and W = 4 (K = 64); both variants. Every spec is valid and appears once.
+std::vector<KernelSpec> pairs_test_specs();
 // The draw-test matrix of the sample forms beyond one draw from weights (several draws with and without
 // replacement, from weights and from logits): six geometries (the whole row a remnant, one block, remnant and
 // blocks, a padded remnant, chunks of 2 and of 16 blocks) in f32, and three of them in f64 and bf16 (weights) or
