@@ -130,43 +130,28 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
   }
 }
 
-TEST(SplitDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
-  int kernels = 0;
+// check_kernel for every kernel of one catalog (`specs`, compiled as `kernels`), with the boundary cases counted.
+void check_catalog(const std::vector<CpuKernel>& kernels, std::size_t specs, const char* operation) {
   long long boundary = 0;
-  for (const CpuKernel& kernel : bfly::test::cpu_split_kernels()) {
-    ++kernels;
+  for (const CpuKernel& kernel : kernels) {
     bfly::gen::visit_element_type(kernel.spec.type,
                                   [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
-    if (HasFatalFailure()) return;
+    if (::testing::Test::HasFatalFailure()) return;
   }
-  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::split_test_specs().size()));
-  std::printf("sample_split: %d kernels, %lld boundary cases\n", kernels, boundary);
+  EXPECT_EQ(kernels.size(), specs);
+  std::printf("%s: %zu kernels, %lld boundary cases\n", operation, kernels.size(), boundary);
+}
+
+TEST(SplitDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
+  check_catalog(bfly::test::cpu_split_kernels(), bfly::gen::split_test_specs().size(), "sample_split");
 }
 
 TEST(SmallDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
-  int kernels = 0;
-  long long boundary = 0;
-  for (const CpuKernel& kernel : bfly::test::cpu_small_kernels()) {
-    ++kernels;
-    bfly::gen::visit_element_type(kernel.spec.type,
-                                  [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
-    if (HasFatalFailure()) return;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::small_test_specs().size()));
-  std::printf("sample_small: %d kernels, %lld boundary cases\n", kernels, boundary);
+  check_catalog(bfly::test::cpu_small_kernels(), bfly::gen::small_test_specs().size(), "sample_small");
 }
 
 TEST(PairsDrawForDraw, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
-  int kernels = 0;
-  long long boundary = 0;
-  for (const CpuKernel& kernel : bfly::test::cpu_pairs_kernels()) {
-    ++kernels;
-    bfly::gen::visit_element_type(kernel.spec.type,
-                                  [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, boundary); });
-    if (HasFatalFailure()) return;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(bfly::gen::pairs_test_specs().size()));
-  std::printf("sample_pairs: %d kernels, %lld boundary cases\n", kernels, boundary);
+  check_catalog(bfly::test::cpu_pairs_kernels(), bfly::gen::pairs_test_specs().size(), "sample_pairs");
 }
 
 // Within a pair the first weight decides: rows of two categories (one column) whose weights put u' on either side,

@@ -73,34 +73,31 @@ void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   });
 }
 
+// compare() for every kernel of one catalog (`specs`, compiled as `kernels`), at rows(spec) rows, with seeds from
+// `first_seed` on.
+template <typename Rows>
+void compare_catalog(const std::vector<CpuKernel>& kernels, std::size_t specs, Rows rows, std::uint64_t first_seed) {
+  std::uint64_t seed = first_seed;
+  for (const CpuKernel& kernel : kernels) compare(kernel, rows(kernel.spec), seed++);
+  EXPECT_EQ(kernels.size(), specs);
+}
+
 TEST(GpuKRange, SplitKernelsDrawWhatTheCpuExecutionDraws) {
   BFLY_REQUIRE_GPU();
-  int kernels = 0;
-  for (const CpuKernel& kernel : cpu_split_kernels()) {
-    compare(kernel, kernel.spec.K >= 65536 ? 5 : 300, 0x5b117000u + kernels);
-    ++kernels;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(gen::split_test_specs().size()));
+  compare_catalog(cpu_split_kernels(), gen::split_test_specs().size(),
+                  [](const gen::KernelSpec& spec) { return spec.K >= 65536 ? 5ll : 300ll; }, 0x5b117000u);
 }
 
 TEST(GpuKRange, SmallKernelsDrawWhatTheCpuExecutionDraws) {
   BFLY_REQUIRE_GPU();
-  int kernels = 0;
-  for (const CpuKernel& kernel : cpu_small_kernels()) {
-    compare(kernel, 2500, 0x5a11000u + kernels);
-    ++kernels;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(gen::small_test_specs().size()));
+  compare_catalog(cpu_small_kernels(), gen::small_test_specs().size(), [](const gen::KernelSpec&) { return 2500ll; },
+                  0x5a11000u);
 }
 
 TEST(GpuKRange, PairsKernelsDrawWhatTheCpuExecutionDraws) {
   BFLY_REQUIRE_GPU();
-  int kernels = 0;
-  for (const CpuKernel& kernel : cpu_pairs_kernels()) {
-    compare(kernel, kernel.spec.K >= 8192 ? 600 : 2500, 0x9a125000u + kernels);
-    ++kernels;
-  }
-  EXPECT_EQ(kernels, static_cast<int>(gen::pairs_test_specs().size()));
+  compare_catalog(cpu_pairs_kernels(), gen::pairs_test_specs().size(),
+                  [](const gen::KernelSpec& spec) { return spec.K >= 8192 ? 600ll : 2500ll; }, 0x9a125000u);
 }
 
 // Rows that do not start on a pair (an odd ld, or weights one element past an aligned address) take the row kernel
