@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
 
 namespace bfly::gen {
 namespace {
@@ -97,8 +96,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
   if (spec.operation != Operation::sample_pairs) return spec;
-  const auto pair_bytes = static_cast<std::uintptr_t>(2 * size_of(spec.type));
-  if (reinterpret_cast<std::uintptr_t>(weights) % pair_bytes != 0 || ld % 2 != 0) spec.operation = Operation::sample;
+  if (!starts_on_pair(weights, spec.type) || ld % 2 != 0) spec.operation = Operation::sample;
   return spec;
 }
 

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -76,12 +75,10 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
   };
   if (is_pointer(arg.type)) {
     if (value.kind() != ArgValue::Kind::pointer) throw wrong_kind("a pointer");
-    const auto pair_bytes = static_cast<std::uintptr_t>(2 * size_of(element_));
-    if (family_->rows_in_pairs && arg.role == ArgRole::input &&
-        reinterpret_cast<std::uintptr_t>(value.pointer()) % pair_bytes != 0)
+    if (family_->rows_in_pairs && arg.role == ArgRole::input && !starts_on_pair(value.pointer(), element_))
       throw Error(fmt::format("{}: {} is not aligned to {} bytes: {} kernels load two adjacent elements at once "
                               "(bfly::gen::fit_to_rows picks the row kernel for such rows)", caller_, arg.name,
-                              pair_bytes, family_->name));
+                              2 * size_of(element_), family_->name));
     put(slot, value.pointer());
     return;
   }

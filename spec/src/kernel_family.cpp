@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdint>
 
 namespace bfly::gen {
 namespace {
@@ -151,6 +152,10 @@ const IterationKernel& lda_iteration_kernel(std::string_view family_name) {
   for (const IterationKernel& kernel : kIterationKernels)
     if (kernel.family.name == family_name) return kernel;
   throw Error(fmt::format("no LDA iteration kernel named {}", family_name));
+}
+
+bool starts_on_pair(const void* elements, ElementType element) {
+  return reinterpret_cast<std::uintptr_t>(elements) % static_cast<std::uintptr_t>(2 * size_of(element)) == 0;
 }
 
 bool is_pointer(ArgType type) {

@@ -74,6 +74,10 @@ struct KernelFamily {
   std::size_t index_of(std::string_view name) const;
 };
 
+// Whether an array of `element`s at `elements` starts on a pair of them (its address a multiple of two elements), as
+// the input of a rows_in_pairs family must; with an even row stride, every row then starts on a pair too.
+bool starts_on_pair(const void* elements, ElementType element);
+
 // The kernel signature's parameter list: "const float* __restrict__ weights, long long M, ...", pointers restrict.
 std::string parameter_list(const KernelFamily& family, ElementType element, bool restrict_pointers);
 
