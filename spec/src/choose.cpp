@@ -26,7 +26,7 @@ int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 4097 :
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
 // faster. On an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read
 // ceiling at K = 16, 32, 100, 128, 200, 256, 512, 1024 and 2048 against 0.33-0.64 in the row kernel, 0.47-0.70
-// against 0.16-0.40 at K = 2000, 3000 and 4094, and f16 the same within 0.05; f32 and f64 pairs lost at nearly every
+// against 0.15-0.40 at K = 2000, 3000 and 4094, and f16 the same within 0.05; f32 and f64 pairs lost at nearly every
 // K. Pairs with an odd number of blocks after the first four (K = 1000 and 1002 with their remnant searched
 // linearly, 31 blocks; K = 1500, 47) read 0.33-0.43, so the remnant is padded or searched linearly, whichever
 // leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58), and a row with an odd number anyway keeps
