@@ -350,7 +350,9 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
     const Form& form = form_named(name);
     const rt::DrawRequest request{form.input, 1.0, form.num_samples, form.replacement};
     for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
-      for (int K : o.Ks) add(rt::draws_spec(K, type, request, auto_options()));
+      for (int K : o.Ks)
+        for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
+          add(rt::draws_spec(K, type, request, auto_options(), M));
   }
   return specs;
 }
@@ -681,29 +683,34 @@ class Bench {
   // One form (logits, several draws) at one K and type: bfly-auto through Sampler::sample_draws, checked (range,
   // zero weights, chi-square of every draw with replacement or of draw 0 without; distinct draws without), then
   // timed. Bytes: the input's own, M x K elements of `type`.
-  void run_form_point(const Form& form, ElementType type, int K, std::vector<Row>& rows,
+  void run_form_point(const Form& form, ElementType type, int K, long long M, std::vector<Row>& rows,
                       std::vector<std::string>& failures) {
     const std::string type_name(bfly::gen::name_of(type));
     const std::string algorithm = "bfly-auto-" + std::string(form.name);
     const std::size_t size = static_cast<std::size_t>(bfly::gen::size_of(type));
-    const long long M = static_cast<long long>((o_.min_bytes + K * size - 1) / (K * size));
     const int n = form.num_samples;
     const double bytes = static_cast<double>(M) * K * size;
     const int D = o_.distinct_rows;
     const bool logits = form.input == bfly::gen::InputKind::logits;
+    // As in run_point: timed run i reads slice (i / 2) % slices of buffer i % 2, enough slices for a few rows that
+    // L2 does not serve them.
+    const long long capacity = std::max(M, static_cast<long long>(input_bytes_ / (K * size)));
+    const long long slices = std::max(1ll, std::min(capacity / M, static_cast<long long>(std::ceil(2.56e8 / bytes))));
     std::vector<double> distinct0;
     for (int i = 0; i < 2; ++i) {
-      std::vector<double> distinct = fill_form(i, M, K, type, logits, o_.seed + 7919ull * K + 104729ull * size + i);
+      std::vector<double> distinct =
+          fill_form(i, M * slices, K, type, logits, o_.seed + 7919ull * K + 104729ull * size + i);
       if (i == 0) distinct0 = std::move(distinct);
     }
     int* const out = b_.out.as<int>();
     const rt::DrawRequest request{form.input, 1.0, n, form.replacement};
     const auto launch = [&](int i) {
-      sampler_.sample_draws(b_.input[i % 2].as<const void>(), type, M, K, K, request, out, o_.seed, 0, stream_);
+      const auto* input = b_.input[i % 2].as<const unsigned char>() + (i / 2) % slices * M * K * size;
+      sampler_.sample_draws(input, type, M, K, K, request, out, o_.seed, 0, stream_);
     };
     try {
       fmt::print("  {} chooses {}\n", algorithm,
-                 bfly::gen::kernel_name(rt::draws_spec(K, type, request, auto_options())));
+                 bfly::gen::kernel_name(rt::draws_spec(K, type, request, auto_options(), M)));
       CUDA_CHECK(cudaMemsetAsync(out, 0xFE, static_cast<std::size_t>(M) * n * sizeof(int), stream_));
       launch(0);
       std::vector<int> draws(static_cast<std::size_t>(M) * n);
@@ -941,10 +948,11 @@ int run(const Options& o) {
     for (const std::string& name : o.forms) {
       const Form& form = form_named(name);
       for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
-        for (int K : o.Ks) {
-          fmt::print("{} {} K={}\n", name, bfly::gen::name_of(type), K);
-          bench.run_form_point(form, type, K, rows, failures);
-        }
+        for (int K : o.Ks)
+          for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
+            fmt::print("{} {} K={} M={}\n", name, bfly::gen::name_of(type), K, M);
+            bench.run_form_point(form, type, K, M, rows, failures);
+          }
     }
     last = bench.measure_ceilings();
     fmt::print("read ceiling again after the sweep: {:.1f} GB/s; copy {:.1f} GB/s (sweep took {:.0f} s)\n",

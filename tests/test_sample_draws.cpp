@@ -1,6 +1,7 @@
 // Draw for draw: the sample forms beyond one draw from weights (several draws per row with and without
-// replacement, from weights and from logits with a temperature), their generated source run on the CPU, against a
-// reference in long double given the same uniforms (docs/DESIGN.md sections 6 and 10).
+// replacement, from weights and from logits with a temperature), of the row kernel and of sample_split, their
+// generated source run on the CPU, against a reference in long double given the same uniforms (docs/DESIGN.md
+// sections 6, 11 and 12).
 #include "cpu_kernels.hpp"
 #include "reference_sampler.hpp"
 
@@ -227,11 +228,61 @@ struct Counts {
   long long draws = 0, boundary = 0, invalid = 0, ran_out = 0;
 };
 
+// The scratch of a sample_split kernel (docs/DESIGN.md section 12) for kRows rows: its part totals (poisoned) and
+// arrival counters (zero, as the kernels leave them).
+struct SplitScratch {
+  std::vector<double> part_totals_f64;  // the accumulator is double for f64, float otherwise
+  std::vector<float> part_totals_f32;
+  std::vector<unsigned long long> arrivals;
+  explicit SplitScratch(const KernelSpec& spec) : arrivals(static_cast<std::size_t>(kRows), 0ull) {
+    const auto size = static_cast<std::size_t>(kRows * bfly::gen::part_totals_per_row(spec));
+    if (spec.type == ElementType::f64) part_totals_f64.assign(size, -7.0);
+    else part_totals_f32.assign(size, -7.0f);
+  }
+  void* part_totals() {
+    return part_totals_f64.empty() ? static_cast<void*>(part_totals_f32.data())
+                                   : static_cast<void*>(part_totals_f64.data());
+  }
+};
+
+// Runs `kernel` on the CPU over `x` (kRows rows, ld apart) with the arguments of its family, the split forms with
+// `scratch`; with `one_thread_grid_extra` > 0 on one CPU thread with that many CTAs past the launch contract's.
+void run_form(const CpuKernel& kernel, const void* x, long long ld, double temperature, int num_samples, int* out,
+              unsigned long long* invalid, unsigned long long seed, unsigned int iteration, SplitScratch& scratch,
+              unsigned one_thread_grid_extra = 0) {
+  const KernelSpec& spec = kernel.spec;
+  const bool logits = spec.input == InputKind::logits;
+  void* parts = scratch.part_totals();
+  unsigned long long* arrivals = scratch.arrivals.data();
+  auto args = [&]() -> bfly::gen::PackedArgs {
+    const bfly::gen::KernelFamily& family = bfly::gen::family(kernel.cpu.family);
+    if (spec.operation != bfly::gen::Operation::sample_split) {
+      if (logits)
+        return {family, spec.type, kernel.name,
+                {x, kRows, ld, temperature, num_samples, out, invalid, seed, iteration}, spec.K};
+      return {family, spec.type, kernel.name, {x, kRows, ld, num_samples, out, invalid, seed, iteration}, spec.K};
+    }
+    if (logits)
+      return {family, spec.type, kernel.name,
+              {x, kRows, ld, temperature, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
+    return {family, spec.type, kernel.name,
+            {x, kRows, ld, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
+  }();
+  if (one_thread_grid_extra == 0) {
+    bfly::cpu::run(kernel.cpu, args);
+    return;
+  }
+  kernel.cpu.launch(1, static_cast<unsigned>(kernel.cpu.geometry.grid_for_rows(kRows) + one_thread_grid_extra),
+                    static_cast<unsigned>(kernel.cpu.geometry.threads_per_cta), args.data());
+}
+
 template <typename T>
 void check_kernel(const CpuKernel& kernel, Counts& counts) {
   const KernelSpec& spec = kernel.spec;
   const bool logits = spec.input == InputKind::logits;
   const bool distinct = spec.draws == Draws::without_replacement;
+  const bool split = spec.operation == bfly::gen::Operation::sample_split;
+  SplitScratch scratch(spec);  // one scratch for every launch: the kernel leaves its counters at zero
   const long long ld = spec.K + 5;
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   for (Values values : kValues) {
@@ -242,12 +293,16 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
     const Checker checker{spec, rng(), static_cast<unsigned int>(rng() % 5)};
     std::vector<int> out(static_cast<std::size_t>(kRows * num_samples), kPoison);
     unsigned long long invalid[2] = {0, ~0ull};
-    if (logits)
-      bfly::test::run_on_cpu(kernel, {x.data(), kRows, ld, temperature, num_samples, out.data(), invalid,
-                                      checker.seed, checker.iteration});
-    else
-      bfly::test::run_on_cpu(kernel, {x.data(), kRows, ld, num_samples, out.data(), invalid, checker.seed,
-                                      checker.iteration});
+    run_form(kernel, x.data(), ld, temperature, num_samples, out.data(), invalid, checker.seed, checker.iteration,
+             scratch);
+    if (split) {
+      for (unsigned long long a : scratch.arrivals) ASSERT_EQ(a, 0ull) << "the last CTA of a row resets its counter";
+      // The same draws from a larger grid on one CPU thread: neither the launch nor the threads change a draw.
+      std::vector<int> again(out.size(), kPoison);
+      run_form(kernel, x.data(), ld, temperature, num_samples, again.data(), nullptr, checker.seed,
+               checker.iteration, scratch, 3);
+      EXPECT_EQ(again, out) << "a larger grid on one thread drew differently";
+    }
 
     const float scale = static_cast<float>(1.0 / temperature);
     long long rows_with_minus_one = 0, first = -1, boundary = 0, invalid_rows = 0;
@@ -304,7 +359,8 @@ TEST_P(SampleForms, EveryDrawMatchesTheReferenceExceptBoundaryCases) {
                                   [&](auto tag) { check_kernel<typename decltype(tag)::type>(kernel, counts); });
     if (HasFatalFailure()) return;
   }
-  EXPECT_EQ(kernels, 12) << "six geometries, three of them in three types";
+  EXPECT_EQ(kernels, draws == Draws::with_replacement ? 15 : 12)
+      << "six geometries, three of them in three types; with replacement three sample_split geometries more";
   if (draws == Draws::without_replacement) EXPECT_GT(counts.ran_out, 0) << "rows with two positive categories";
   std::printf("%s %s: %d kernels, %lld draws, %lld invalid rows, %lld rows ran out, %lld boundary cases\n",
               std::string(bfly::gen::name_of(input)).c_str(), std::string(bfly::gen::name_of(draws)).c_str(),
@@ -348,6 +404,39 @@ TEST(SampleForms, DrawZeroIsTheSingleDrawKernelsDraw) {
       differ += three[row * 3 + 1] != three[row * 3];
     }
     EXPECT_GT(differ, kRows / 4) << "draws 1 and 0 come from different uniforms";
+  }
+}
+
+// The same for sample_split: draw 0 of its several-draws form is its one-draw kernel's draw (one padded tile in
+// f64; two CTAs per row in f32).
+TEST(SampleForms, SplitDrawZeroIsTheSplitKernelsDraw) {
+  for (const auto& [K, type] : {std::pair{5, ElementType::f64}, std::pair{20000, ElementType::f32}}) {
+    KernelSpec spec{32, K, 0, type, bfly::gen::Variant::addsub, bfly::gen::Operation::sample_split};
+    const CpuKernel* single = nullptr;
+    for (const CpuKernel& kernel : bfly::test::cpu_split_kernels())
+      if (kernel.spec == spec) single = &kernel;
+    ASSERT_NE(single, nullptr) << bfly::gen::kernel_name(spec);
+    spec.draws = Draws::with_replacement;
+    const CpuKernel& several = catalog_kernel(spec);
+    std::mt19937_64 rng(bfly::test::run_seed() + K);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    bfly::gen::visit_element_type(type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::vector<T> w(static_cast<std::size_t>(kRows * K));
+      for (T& x : w) x = bfly::test::from_double<T>(unit(rng) < 0.5 ? 0.0 : unit(rng));
+      const unsigned long long seed = rng();
+      SplitScratch scratch(spec);
+      std::vector<int> one(kRows, kPoison), three(kRows * 3, kPoison);
+      bfly::test::run_on_cpu(*single, {w.data(), kRows, static_cast<long long>(K), one.data(), nullptr,
+                                       scratch.part_totals(), scratch.arrivals.data(), seed, 2u});
+      run_form(several, w.data(), K, 1.0, 3, three.data(), nullptr, seed, 2u, scratch);
+      int differ = 0;
+      for (long long row = 0; row < kRows; ++row) {
+        EXPECT_EQ(three[row * 3], one[row]) << "K = " << K << ", row " << row;
+        differ += three[row * 3 + 1] != three[row * 3];
+      }
+      EXPECT_GT(differ, kRows / 4) << "draws 1 and 0 come from different uniforms";
+    });
   }
 }
 

@@ -1,6 +1,8 @@
-// generate_sample_split(): the sample_split kernel, one row split over several CTAs with a two-level table
-// (docs/DESIGN.md section 12). The table build and the block search are the shared emitters'; the constants, the
-// tile loads and level 1's pass are this file's, the rest is templates/bfly/sample_split_kernel.skeleton.cuh.
+// generate_sample_split(): the sample_split kernels, one row split over several CTAs with a two-level table
+// (docs/DESIGN.md section 12), in their three forms: one draw per row of weights, num_samples draws with
+// replacement, and draws from softmax(logits / T). The table build and the block search are the shared emitters';
+// the constants, the tile loads, level 1's pass and what differs between the forms are this file's, the rest is
+// templates/bfly/sample_split_kernel.skeleton.cuh.
 #include "bfly/emit/code_writer.hpp"
 #include "bfly/emit/generate.hpp"
 #include "emitters.hpp"
@@ -14,6 +16,8 @@
 namespace bfly::gen::emit {
 namespace {
 
+bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
+
 // Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
 // reaches past the last tile.
 bool tiles_need_guard(const KernelSpec& spec, const LaunchGeometry& g) {
@@ -24,8 +28,13 @@ bool tiles_need_guard(const KernelSpec& spec, const LaunchGeometry& g) {
 }
 
 void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
-  if (is_narrow(spec.type)) {
-    w.line("typedef {} T;  // element type of the weights: storage only, each load widens it to S", cuda_type(spec.type));
+  const std::string_view noun = logits(spec) ? "logits" : "weights";
+  if (logits(spec) && spec.type == ElementType::f32) {
+    w.line("typedef float T;  // element type of the logits");
+    w.line("typedef float S;  // accumulator: the weights e^((x - max) / T), the part totals, the tables, the target");
+  } else if (is_narrow(spec.type)) {
+    w.line("typedef {} T;  // element type of the {}: storage only, each load widens it to S", cuda_type(spec.type),
+           noun);
     w.line("typedef {} S;  // accumulator: the part totals, the tables, the target and the uniform",
            cuda_type(accumulator_of(spec.type)));
   } else {
@@ -33,12 +42,12 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
     w.line("typedef T S;  // accumulator: the element type itself");
   }
   const int tiles = g.parts_per_row / spec.W;
-  w.line("constexpr int W = {};  // lanes per group, parts per tile and weights per part", spec.W);
+  w.line("constexpr int W = {};  // lanes per group, parts per tile and {} per part", spec.W, noun);
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
   w.line("constexpr int TILES = {};  // W x W tiles per row{}", tiles,
          spec.K % (spec.W * spec.W) ? " (the last padded with zero weights past K)" : "");
-  w.line("constexpr int PARTS = {};  // parts of W weights per row: level 1 of the table", g.parts_per_row);
+  w.line("constexpr int PARTS = {};  // parts of W {} per row: level 1 of the table", g.parts_per_row, noun);
   w.line("constexpr int THREADS = {};  // threads per CTA", g.threads_per_cta);
   w.line("constexpr int GROUPS = {};  // groups of W lanes per CTA", g.threads_per_cta / spec.W);
   w.line("constexpr int TILES_PER_GROUP = {};  // tiles a group loads before it builds the first of them",
@@ -47,6 +56,11 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   w.line("constexpr int CTAS_PER_ROW = {};  // ceil(TILES / TILES_PER_CTA): CTAs that share one row", g.ctas_per_row);
   w.line("constexpr int CHUNK_PARTS = {};  // part totals one thread of the last CTA sums in level 1's search",
          (g.parts_per_row + g.threads_per_cta - 1) / g.threads_per_cta);
+  if (logits(spec))
+    w.line("constexpr int SCRATCH_PER_ROW = PARTS + CTAS_PER_ROW;  // part_totals per row: the parts, then each "
+           "CTA's maximum");
+  else
+    w.line("constexpr int SCRATCH_PER_ROW = PARTS;  // part_totals per row: the parts");
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
 }
 
@@ -55,26 +69,43 @@ void split_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   const std::string_view S = sum_type(spec);
   build_table(spec.W, spec.variant, w);
   w.blank();
-  w.line("// Algorithm 8 lines 13-17, transposed access: part k of tile `tile` is the W weights from column");
-  w.line("// tile * W * W + k * W; on step k lane r loads weight r of part k, so the W lanes read W consecutive weights");
-  w.line("// and the tile is W * W consecutive weights. Afterwards a[k] of lane r is weight r of part k.{}",
-         guard ? " Weights past K read as 0." : "");
+  const std::string_view noun = logits(spec) ? "logit" : "weight";
+  const std::string element = logits(spec) ? "bfly::widen(row[c + {} * W])" : widened(spec, "row[c + {} * W]");
+  w.line("// Algorithm 8 lines 13-17, transposed access: part k of tile `tile` is the W {0}s from column", noun);
+  w.line("// tile * W * W + k * W; on step k lane r loads {0} r of part k, so the W lanes read W consecutive {0}s", noun);
+  w.line("// and the tile is W * W consecutive {0}s. Afterwards a[k] of lane r is {0} r of part k.{1}", noun,
+         !guard ? "" : logits(spec) ? " Logits past K read as -inf." : " Weights past K read as 0.");
   {
     auto body = w.scope(fmt::format(
         "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r)", S));
     w.line("const int c = tile * (W * W) + r;");
     for (int k = 0; k < spec.W; ++k) {
+      const std::string load = fmt::format(fmt::runtime(element), k);
       if (guard)
-        w.line("a[{0}] = c + {0} * W < K ? {1} : {2}(0);", k, widened(spec, fmt::format("row[c + {} * W]", k)), S);
+        w.line("a[{0}] = c + {0} * W < K ? {1} : {2};", k, load,
+               logits(spec) ? "bfly::minus_infinity()" : fmt::format("{}(0)", S));
       else
-        w.line("a[{0}] = {1};", k, widened(spec, fmt::format("row[c + {} * W]", k)));
+        w.line("a[{0}] = {1};", k, load);
     }
   }
   w.blank();
-  w.line("// Every weight is checked once, in level 1: a negative, NaN or infinite weight makes the row invalid.");
-  {
+  if (logits(spec)) {
+    w.line("// Every logit is checked once, in level 1: a NaN or +inf makes the row invalid. `top` becomes the largest");
+    w.line("// logit of the tile and of what it held before.");
+    auto body = w.scope("__device__ __forceinline__ void check_tile(const S (&a)[W], bool& bad, S& top)");
+    for (int k = 0; k < spec.W; ++k)
+      w.line("bad |= !bfly::valid_logit(a[{0}]); if (a[{0}] > top) top = a[{0}];", k);
+  } else {
+    w.line("// Every weight is checked once, in level 1: a negative, NaN or infinite weight makes the row invalid.");
     auto body = w.scope(fmt::format("__device__ __forceinline__ void check_tile(const {} (&a)[W], bool& bad)", S));
     for (int k = 0; k < spec.W; ++k) w.line("bad |= !bfly::valid_weight(a[{}]);", k);
+  }
+  if (logits(spec)) {
+    w.blank();
+    w.line("// A tile's logits as weights e^((x - top) / T) under its CTA's maximum `top`: level 1 and level 2 form them");
+    w.line("// alike, so the table level 2 rebuilds is level 1's.");
+    auto body = w.scope("__device__ __forceinline__ void to_weights(S (&a)[W], S top, S scale)");
+    for (int k = 0; k < spec.W; ++k) w.line("a[{0}] = bfly::logit_weight(a[{0}], top, scale);", k);
   }
   w.blank();
   search_block(spec.W, spec.variant, w, S);
@@ -90,8 +121,24 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   for (int u = 0; u < in_flight; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
   w.line("{} {};", sum_type(spec), tiles);
   for (int u = 0; u < in_flight; ++u) w.line("load_tile(a{0}, row, first_tile + {0}, r);", u);
+  if (logits(spec)) {
+    w.line("// The CTA's maximum (online softmax over the CTAs of a row): each lane's, its warp's (one redux), then the");
+    w.line("// warps' through shared memory. Level 1 sums the weights under it; the last CTA rescales to the row's.");
+    w.line("S top = bfly::minus_infinity();");
+    for (int u = 0; u < in_flight; ++u) w.line("check_tile(a{}, bad, top);", u);
+    w.line("__shared__ S warp_top[THREADS / 32];");
+    w.line("top = bfly::group_max(FULL, top);");
+    w.line("if ((threadIdx.x & 31) == 0) warp_top[threadIdx.x / 32] = top;");
+    w.line("__syncthreads();");
+    w.line("S cta_max = warp_top[0];");
+    w.line("for (int i = 1; i < THREADS / 32; ++i) cta_max = warp_top[i] > cta_max ? warp_top[i] : cta_max;");
+    w.line("if (threadIdx.x == 0) row_part_totals[PARTS + slice] = cta_max;  // after the parts: this CTA's maximum");
+  }
   for (int u = 0; u < in_flight; ++u) {
-    w.line("check_tile(a{}, bad);", u);
+    if (logits(spec))
+      w.line("to_weights(a{}, cta_max, scale);", u);
+    else
+      w.line("check_tile(a{}, bad);", u);
     w.line("build_table(a{}, r);  // Algorithm 8 lines 18-30", u);
     const std::string store =
         fmt::format("row_part_totals[(first_tile + {0}) * W + r] = a{0}[W - 1];  // row W-1: the total of part r", u);
@@ -105,16 +152,86 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
 std::string header_comment(const KernelSpec& spec, const std::string& name) {
   CodeWriter w;
   header_preamble(spec, name, w);
-  w.line("// The sample_split kernel: it draws one category per row of M x K weights, each row split over several");
-  w.line("// CTAs, with the butterfly-patterned partial sums of Steele and Tristan (\"Using Butterfly-Patterned Partial");
-  w.line("// Sums to Draw from Discrete Distributions\", ACM TOPC 2019): the tiles of Algorithm 8, a two-level search");
-  w.line("// (Algorithm 9 over the part totals, then Algorithm 10 in the chosen part), {} variant ({}).",
-         name_of(spec.variant), spec.variant == Variant::addsub ? "Figure 8" : "Figure 4");
-  w.line("// Level 1 reads every weight once and writes one total per part of W weights; the last CTA of a row");
-  w.line("// searches the part totals, reloads the chosen part's tile and searches its table.");
+  const std::string what =
+      logits(spec) ? "The sample_split_logits kernel: it draws num_samples categories per row from softmax(logits / T) "
+                     "of M x K logits, with replacement,"
+      : spec.draws == Draws::with_replacement
+          ? "The sample_split_draws kernel: it draws num_samples categories per row of M x K weights, with replacement,"
+          : "The sample_split kernel: it draws one category per row of M x K weights,";
+  comment_paragraph(
+      fmt::format("{} each row split over several CTAs, with the butterfly-patterned partial sums of Steele and Tristan "
+                  "(\"Using Butterfly-Patterned Partial Sums to Draw from Discrete Distributions\", ACM TOPC 2019): the "
+                  "tiles of Algorithm 8, a two-level search (Algorithm 9 over the part totals, then Algorithm 10 in the "
+                  "chosen part), {} variant ({}). Level 1 reads every {} once and writes one total per part of W of "
+                  "them; the last CTA of a row searches the part totals, reloads the chosen part's tile and searches its "
+                  "table, once per draw.{}",
+                  what, name_of(spec.variant), spec.variant == Variant::addsub ? "Figure 8" : "Figure 4",
+                  logits(spec) ? "logit" : "weight",
+                  logits(spec) ? " The weights are e^((x - max) / T): each CTA sums its parts under its own maximum, "
+                                 "and the last CTA rescales them to the row's (docs/DESIGN.md sections 11 and 12)."
+                               : ""),
+      w);
   std::string text = w.text();
   text.pop_back();  // the skeleton line ends the comment
   return text;
+}
+
+// The skeleton values that differ between the forms: the level-1 loads of the last CTA, level 2's table and
+// target, the weight of the drawn category and the sequential redraw.
+void form_values(const KernelSpec& spec, std::map<std::string, std::string>& values) {
+  const std::string S(sum_type(spec));
+  values["input"] = logits(spec) ? "logits" : "weights";
+  values["element_noun"] = logits(spec) ? "logit" : "weight";
+  std::string state;
+  if (spec.draws == Draws::one) state = "constexpr int num_samples = 1;  // one draw per row\n";
+  if (logits(spec)) state += "const S scale = static_cast<S>(1.0 / temperature);  // 1 / T: weights e^((x - max) * scale)\n";
+  values["form_state"] = without_trailing_newline(state);
+  CodeWriter chunk;
+  if (logits(spec)) {
+    chunk.line("// The row's maximum is the largest of its CTAs' (in shared memory); part p, summed under the maximum of");
+    chunk.line("// CTA p / (W * TILES_PER_CTA), is rescaled to it.");
+    chunk.line("__shared__ S slice_max[CTAS_PER_ROW];");
+    chunk.line("for (int c = static_cast<int>(threadIdx.x); c < CTAS_PER_ROW; c += THREADS)");
+    chunk.line("  slice_max[c] = bfly::load_published(row_part_totals + PARTS + c);");
+    chunk.line("__syncthreads();");
+    chunk.line("S row_max = bfly::minus_infinity();");
+    chunk.line("for (int c = 0; c < CTAS_PER_ROW; ++c) row_max = slice_max[c] > row_max ? slice_max[c] : row_max;");
+    chunk.line("// Weight k of the row under its maximum, for a draw made again sequentially.");
+    chunk.line("const bfly::RowLogitWeights<T> weight_of{row, row_max, scale};");
+  }
+  chunk.line("{} chunk_parts[CHUNK_PARTS];", S);
+  chunk.line("#pragma unroll");
+  chunk.line("for (int i = 0; i < CHUNK_PARTS; ++i)");
+  if (logits(spec)) {
+    chunk.line("  chunk_parts[i] = first_part + i >= PARTS ? S(0)");
+    chunk.line("                 : bfly::rescale(bfly::load_published(row_part_totals + first_part + i),");
+    chunk.line("                                 slice_max[(first_part + i) / (W * TILES_PER_CTA)], row_max, scale);");
+  } else {
+    chunk.line("  chunk_parts[i] = first_part + i < PARTS ? bfly::load_published(row_part_totals + first_part + i) "
+               ": {}(0);", S);
+  }
+  values["load_chunk_parts"] = without_trailing_newline(chunk.text());
+  CodeWriter table;
+  if (logits(spec)) {
+    table.line("const S tile_max = slice_max[tile / TILES_PER_CTA];  // the maximum level 1 summed this tile under");
+    table.line("load_tile(a, row, tile, r);");
+    table.line("to_weights(a, tile_max, scale);");
+    table.line("// Level 1 rescaled the tile's parts by e^((tile_max - row_max) / T); this table holds them unscaled.");
+    table.line("const S factor = bfly::logit_weight(tile_max, row_max, scale);");
+  } else {
+    table.line("load_tile(a, row, tile, r);");
+  }
+  table.line("build_table(a, r);");
+  values["level2_table"] = without_trailing_newline(table.text());
+  // The target within the part, for logits scaled back to the part's own table (and kept below the part's total,
+  // row W-1 of the searcher's table).
+  values["level2_target"] =
+      logits(spec) ? "bfly::unscaled_target(part_targets[group], factor, a[W - 1])" : "part_targets[group]";
+  values["drawn_weight"] =
+      logits(spec) ? "bfly::logit_weight(bfly::widen(row[draw]), tile_max, scale)" : widened(spec, "row[draw]");
+  values["sequential_draw"] =
+      logits(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], static_cast<const int*>(nullptr), 0)"
+                   : "bfly::sequential_draw(row, K, uniforms[group])";
 }
 
 }  // namespace
@@ -133,8 +250,6 @@ Source generate_sample_split(const KernelSpec& spec) {
       {"constants", without_trailing_newline(constants.text())},
       {"device_functions", without_trailing_newline(functions.text())},
       {"pass1", without_trailing_newline(pass1.text())},
-      {"S", std::string(sum_type(spec))},
-      {"drawn_weight", widened(spec, "row[draw]")},
       {"launch_contract",
        fmt::format("// Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least\n"
                    "// {0} * CTAS_PER_ROW CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than\n"
@@ -143,12 +258,14 @@ Source generate_sample_split(const KernelSpec& spec) {
       {"launch_check",
        fmt::format("bfly::require_split_launch(THREADS, CTAS_PER_ROW, {});  // the launch contract above", items)},
   };
+  form_values(spec, values);
   FamilyKernel kernel;
   kernel.family = &family;
   kernel.type = spec.type;
   kernel.kernel_name = name;
   kernel.geometry = geometry;
-  kernel.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh", "bfly/sample_split_support.cuh"};
+  kernel.headers = {"bfly/philox.cuh", "bfly/sample_support.cuh", "bfly/draws_support.cuh",
+                    "bfly/sample_split_support.cuh"};
   Source source = fill_family_skeleton(kernel, std::move(values));
   source.spec = spec;
   return source;

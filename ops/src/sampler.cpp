@@ -65,10 +65,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
     check_sample_call(K, type, weights, M, ld, out);
     if (M == 0) return report;
     SplitScratch& scratch = state_->split_scratch[current_context()];
-    const auto parts = static_cast<std::size_t>(gen::launch_geometry(report.spec).parts_per_row);
-    const auto rows = static_cast<std::size_t>(M);
-    scratch.reserve(rows * parts * static_cast<std::size_t>(gen::size_of(gen::accumulator_of(type))),
-                    rows * sizeof(unsigned long long));
+    scratch.reserve_rows(report.spec, M);
     gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration,
                                             reinterpret_cast<void*>(scratch.part_totals.get()),
                                             reinterpret_cast<unsigned long long*>(scratch.arrivals.get()));

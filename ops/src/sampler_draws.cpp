@@ -44,11 +44,17 @@ void check_request(int K, gen::ElementType type, const DrawRequest& request) {
 
 }  // namespace
 
-gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced) {
-  // The forms (logits, several draws) are forms of the row kernel, at every K: sample_small and sample_split draw
-  // once per row from weights. A caller that forces another operation gets validate()'s error.
+gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced,
+                           long long M) {
+  // With replacement, rows that one draw would split over several CTAs (gen::choose_sample_spec's rule for K and M)
+  // take sample_split's form; every other call takes the row kernel's form (sample_small and sample_pairs draw once
+  // from weights only). A caller that forces an operation without these forms gets validate()'s error.
   gen::SampleChoice choice = forced;
-  if (!choice.operation) choice.operation = gen::Operation::sample;
+  if (!choice.operation) {
+    const bool split = request.replacement &&
+                       gen::choose_sample_spec(K, type, forced, M).operation == gen::Operation::sample_split;
+    choice.operation = split ? gen::Operation::sample_split : gen::Operation::sample;
+  }
   gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);
   spec.input = request.input;
   spec.draws = request.replacement ? gen::Draws::with_replacement : gen::Draws::without_replacement;
@@ -57,11 +63,22 @@ gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& requ
 }
 
 gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, long long M, long long ld,
-                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration) {
+                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
+                                void* part_totals, unsigned long long* arrivals) {
   const gen::KernelFamily& family = gen::family_of(spec);
+  const bool split = spec.operation == gen::Operation::sample_split;
+  if (spec.input == gen::InputKind::logits && split)
+    return gen::PackedArgs(family, spec.type, kCaller,
+                           {input, M, ld, request.temperature, request.num_samples, out, nullptr, part_totals,
+                            arrivals, seed, iteration},
+                           spec.K);
   if (spec.input == gen::InputKind::logits)
     return gen::PackedArgs(family, spec.type, kCaller,
                            {input, M, ld, request.temperature, request.num_samples, out, nullptr, seed, iteration},
+                           spec.K);
+  if (split)
+    return gen::PackedArgs(family, spec.type, kCaller,
+                           {input, M, ld, request.num_samples, out, nullptr, part_totals, arrivals, seed, iteration},
                            spec.K);
   return gen::PackedArgs(family, spec.type, kCaller,
                          {input, M, ld, request.num_samples, out, nullptr, seed, iteration}, spec.K);
@@ -72,9 +89,20 @@ SampleReport Sampler::sample_draws(const void* input, gen::ElementType type, lon
                                    CUstream_st* stream) {
   check_request(K, type, request);
   SampleReport report;
-  report.spec = draws_spec(K, type, request, options_);
-  gen::PackedArgs args = draws_arguments(report.spec, input, M, ld, request, out, seed, iteration);
+  report.spec = draws_spec(K, type, request, options_, M);
+  // The checks need no scratch: the row kernel's form takes the same arguments less it.
+  gen::KernelSpec row_form = report.spec;
+  row_form.operation = gen::Operation::sample;
+  row_form.validate();
+  gen::PackedArgs args = draws_arguments(row_form, input, M, ld, request, out, seed, iteration);
   if (M == 0) return report;
+  if (report.spec.operation == gen::Operation::sample_split) {
+    SplitScratch& scratch = state_->split_scratch[current_context()];
+    scratch.reserve_rows(report.spec, M);
+    args = draws_arguments(report.spec, input, M, ld, request, out, seed, iteration,
+                           reinterpret_cast<void*>(scratch.part_totals.get()),
+                           reinterpret_cast<unsigned long long*>(scratch.arrivals.get()));
+  }
   std::tie(report.invalid_rows, report.first_invalid_row) =
       state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
   return report;
@@ -84,7 +112,10 @@ SampleReport Sampler::sample_draws_host(const void* input, std::size_t count, ge
                                         int K, long long ld, const DrawRequest& request, std::span<int> out,
                                         std::uint64_t seed, std::uint32_t iteration) {
   check_request(K, type, request);
-  draws_arguments(draws_spec(K, type, request, options_), input, M, ld, request, out.data(), seed, iteration);
+  gen::KernelSpec row_form = draws_spec(K, type, request, options_, M);
+  row_form.operation = gen::Operation::sample;  // the checks of the call (the split form adds only its scratch)
+  row_form.validate();
+  draws_arguments(row_form, input, M, ld, request, out.data(), seed, iteration);
   if (M == 0) return sample_draws(nullptr, type, 0, K, ld, request, nullptr, seed, iteration, nullptr);
   return through_device("Sampler::sample_draws_host", "input", input, count, type, M, K, ld, out,
                         M * request.num_samples, fmt::format("M x num_samples = {} x {}", M, request.num_samples),

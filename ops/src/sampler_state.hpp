@@ -31,6 +31,14 @@ struct SplitScratch {
       check(driver().StreamSynchronize(nullptr), "cuStreamSynchronize(sample_split arrivals)");
     }
   }
+  // Enough for M rows of the sample_split kernel `spec`: gen::part_totals_per_row(spec) accumulators and one
+  // counter per row.
+  void reserve_rows(const gen::KernelSpec& spec, long long M) {
+    const auto rows = static_cast<std::size_t>(M);
+    reserve(rows * static_cast<std::size_t>(gen::part_totals_per_row(spec)) *
+                static_cast<std::size_t>(gen::size_of(gen::accumulator_of(spec.type))),
+            rows * sizeof(unsigned long long));
+  }
 };
 
 struct Sampler::State {

@@ -107,7 +107,7 @@ class CpuKernelLibrary {
     std::vector<unsigned char> part_totals;
     std::vector<unsigned long long> arrivals;
     if (spec_.operation == bfly::gen::Operation::sample_split) {
-      const auto parts = static_cast<std::size_t>(call.M) * bfly::gen::launch_geometry(spec_).parts_per_row;
+      const auto parts = static_cast<std::size_t>(call.M) * bfly::gen::part_totals_per_row(spec_);
       part_totals.resize(parts * bfly::gen::size_of(bfly::gen::accumulator_of(spec_.type)));
       arrivals.assign(static_cast<std::size_t>(call.M), 0ull);
     }

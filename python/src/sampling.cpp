@@ -156,7 +156,7 @@ SampleCall check_call(int type_index, std::uintptr_t pointer, nb::handle shape, 
     request.temperature = call.temperature;
     request.num_samples = call.num_samples;
     request.replacement = replacement || call.num_samples == 1;  // one draw: the same kernel serves both
-    call.spec = bfly::rt::draws_spec(K, type, request);
+    call.spec = bfly::rt::draws_spec(K, type, request, {}, M);
   }
   return call;
 }
@@ -173,7 +173,8 @@ bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* par
   request.temperature = call.temperature;
   request.num_samples = call.num_samples;
   request.replacement = call.spec.draws == Draws::with_replacement;
-  return bfly::rt::draws_arguments(call.spec, call.input, call.M, call.ld, request, out, call.seed, call.iteration);
+  return bfly::rt::draws_arguments(call.spec, call.input, call.M, call.ld, request, out, call.seed, call.iteration,
+                                   part_totals, arrivals);
 }
 
 namespace {
@@ -185,9 +186,19 @@ class GpuLaunches {
  public:
   void launch(const SampleCall& call, int* out, CUstream stream) {
     if (call.M == 0) return;
-    if (call.spec.operation == bfly::gen::Operation::sample_split) {
+    if (call.spec.operation == bfly::gen::Operation::sample_split && call.spec.draws == Draws::one) {
       sampler_.sample(call.input, call.spec.type, call.M, call.spec.K, call.ld, out, call.seed, call.iteration,
                       reinterpret_cast<CUstream_st*>(stream));
+      return;
+    }
+    if (call.spec.operation == bfly::gen::Operation::sample_split) {
+      bfly::rt::DrawRequest request;
+      request.input = call.spec.input;
+      request.temperature = call.temperature;
+      request.num_samples = call.num_samples;
+      request.replacement = true;  // the split forms draw with replacement
+      sampler_.sample_draws(call.input, call.spec.type, call.M, call.spec.K, call.ld, request, out, call.seed,
+                            call.iteration, reinterpret_cast<CUstream_st*>(stream));
       return;
     }
     bfly::gen::PackedArgs args = call_arguments(call, out);

@@ -71,6 +71,25 @@ def test_torch_several_and_distinct_draws_and_logits_equal_the_cpu_draws(torch, 
     assert bfly.invalid_rows(gpu).tolist() == [7]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_torch_long_rows_of_logits_equal_the_cpu_draws(torch, dtype):
+    # Few long rows: sample_split's logits and several-draws forms (K = 40000, three CTAs per row) on the GPU against
+    # the same source compiled for the CPU.
+    rng = np.random.default_rng()
+    x = torch.from_numpy((3 * rng.standard_normal((9, 40000))).astype(np.float32))
+    x[:, 20000:] -= 5
+    x[4] = float("-inf")
+    x = x.to(getattr(torch, dtype))
+    seed = int(rng.integers(2**63))
+    for n in (None, 3, 20):
+        gpu = bfly.sample_logits(x.cuda(), n, temperature=0.9, seed=seed, offset=2)
+        assert torch.equal(gpu.cpu(), bfly.sample_logits(x, n, temperature=0.9, seed=seed, offset=2)), n
+    assert bfly.invalid_rows(gpu).tolist() == [4]
+    w = torch.from_numpy(random_weights(rng, 9, 40000)).to(getattr(torch, dtype))
+    gpu = bfly.sample(w.cuda(), 6, seed=seed)
+    assert torch.equal(gpu.cpu(), bfly.sample(w, 6, seed=seed))
+
+
 def test_torch_several_draws_invalid_rows_and_strided_rows(torch):
     rng = np.random.default_rng()
     wide = torch.from_numpy(random_weights(rng, 2000, 96)).cuda()

@@ -81,7 +81,7 @@ def test_several_draws_equal_the_float64_reference(K, dtype):
     assert several.shape == (1000, n) and several.dtype == np.int32 and several.flags.c_contiguous
     for d in range(n):  # draw d of row r: Philox counter (r, d, offset)
         expected, margin = reference.draws(w, seed, offset, draw=d)
-        assert_equal_but_at_boundaries(several[:, d], expected, margin)
+        check(several[:, d], expected, margin)
     assert np.all(several[17] == -1) and bfly.invalid_rows(several).tolist() == [17]
     # Draw 0 is the one-draw kernel's draw (the row kernel's: K = 100 >= 16), and one draw as (M, 1) too.
     assert np.array_equal(several[:, 0], bfly.sample(w, seed=seed, offset=offset))
@@ -174,6 +174,37 @@ def test_logits_draw_from_the_softmax(dtype):
         taken = distinct[r][distinct[r] >= 0]
         assert len(set(taken.tolist())) == len(taken) == min(4, np.isfinite(host[r]).sum())
         assert np.all(np.isfinite(host[r, taken]))
+
+
+def test_long_rows_split_over_ctas_draw_from_the_softmax():
+    # Few long rows take sample_split's forms with replacement (docs/DESIGN.md section 12): each CTA sums its slice
+    # under its own maximum and the last one rescales. K = 20000 with 12 rows: two CTAs per row, the second partly
+    # past the end of the row.
+    rng = np.random.default_rng()
+    x = (3 * rng.standard_normal((12, 20000))).astype(np.float32)
+    x[:, :10000] -= 4  # the CTAs' maxima differ: the second slice holds the row's largest logits
+    x[rng.random(x.shape) < 0.2] = -np.inf
+    x[3] = -np.inf  # invalid rows: all -inf, a NaN in the second CTA's slice
+    x[8, 19000] = np.nan
+    seed, offset, T = int(rng.integers(2**63)), int(rng.integers(2**32)), 1.3
+    n = 5
+    draws = np.asarray(bfly.sample_logits(x, n, temperature=T, seed=seed, offset=offset))
+    assert draws.shape == (12, n)
+    def check(drawn, expected, margin):  # as assert_equal_but_at_boundaries, for a dozen rows: at most one apart
+        different = drawn != expected
+        assert np.all(margin[different] < 1e-4) and different.sum() <= 1, (np.flatnonzero(different), margin)
+
+    for d in range(n):
+        expected, margin = logit_reference(x, T, seed, offset, d)
+        check(draws[:, d], expected, np.where(np.isnan(margin), 0, margin))
+    assert bfly.invalid_rows(draws).tolist() == [3, 8]
+    # Weights: draw 0 of several draws is the one-draw kernel's draw (both split).
+    w = random_weights(rng, 12, 20000, np.float32)
+    several = bfly.sample(w, 3, seed=seed, offset=offset)
+    assert np.array_equal(several[:, 0], bfly.sample(w, seed=seed, offset=offset))
+    for d in range(3):
+        expected, margin = reference.draws(w, seed, offset, draw=d)
+        check(several[:, d], expected, margin)
 
 
 def test_row_draw_depends_only_on_its_row_and_index():

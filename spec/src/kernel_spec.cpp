@@ -28,12 +28,14 @@ constexpr OperationRow kOperations[] = {
 };
 
 struct SampleForm {
+  Operation operation;
   InputKind input;
   Draws draws;
   const KernelFamily* family;
 };
 constexpr SampleForm kSampleForms[] = {
-#define BFLY_SAMPLE_FORM_ROW(input, draws, family) {InputKind::input, Draws::draws, &family},
+#define BFLY_SAMPLE_FORM_ROW(operation, input, draws, family) \
+  {Operation::operation, InputKind::input, Draws::draws, &family},
     BFLY_SAMPLE_FORMS(BFLY_SAMPLE_FORM_ROW)
 #undef BFLY_SAMPLE_FORM_ROW
 };
@@ -42,6 +44,13 @@ constexpr std::array kInputKindNames = {std::pair{InputKind::weights, std::strin
 constexpr std::array kDrawsNames = {std::pair{Draws::one, std::string_view("one")},
                                     std::pair{Draws::with_replacement, std::string_view("with_replacement")},
                                     std::pair{Draws::without_replacement, std::string_view("without_replacement")}};
+
+// Whether `operation` has forms beyond one draw per row of weights (rows of BFLY_SAMPLE_FORMS).
+bool has_forms(Operation operation) {
+  for (const SampleForm& form : kSampleForms)
+    if (form.operation == operation && (form.input != InputKind::weights || form.draws != Draws::one)) return true;
+  return false;
+}
 
 // The sample form named `family_name`, or null.
 const SampleForm* sample_form(std::string_view family_name) {
@@ -201,9 +210,13 @@ void KernelSpec::validate() const {
   name_of(operation);
   name_of(input);
   name_of(draws);
-  if (operation != Operation::sample && (input != InputKind::weights || draws != Draws::one))
-    throw Error(fmt::format("input = {} and draws = {} are not allowed for {}: only sample kernels take logits or "
-                            "draw several categories per row", name_of(input), name_of(draws), name_of(operation)));
+  if (!has_forms(operation) && (input != InputKind::weights || draws != Draws::one))
+    throw Error(fmt::format("input = {} and draws = {} are not allowed for {}: only sample and sample_split kernels "
+                            "take logits or draw several categories per row", name_of(input), name_of(draws),
+                            name_of(operation)));
+  if (operation == Operation::sample_split && draws == Draws::without_replacement)
+    throw Error(fmt::format("draws = without_replacement is not allowed for sample_split: distinct draws are the row "
+                            "kernel's (operation sample)"));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -243,6 +256,7 @@ KernelSpec parse_kernel_name(std::string_view name) {
   KernelSpec spec;
   try {
     if (const SampleForm* form = sample_form(operation)) {
+      spec.operation = form->operation;
       spec.input = form->input;
       spec.draws = form->draws;
     } else {
@@ -262,12 +276,19 @@ KernelSpec parse_kernel_name(std::string_view name) {
 }
 
 const KernelFamily& family_of(const KernelSpec& spec) {
-  if (spec.operation != Operation::sample) return family_of(spec.operation);
+  if (!has_forms(spec.operation)) return family_of(spec.operation);
   for (const SampleForm& form : kSampleForms)
-    if (form.input == spec.input && form.draws == spec.draws) return *form.family;
-  throw Error(fmt::format("input = {} with draws = {} is not a sample kernel: logits are drawn with draws = "
-                          "with_replacement (num_samples = 1 draws once) or without_replacement",
-                          name_of(spec.input), name_of(spec.draws)));
+    if (form.operation == spec.operation && form.input == spec.input && form.draws == spec.draws) return *form.family;
+  throw Error(fmt::format("input = {} with draws = {} is not a {} kernel: logits are drawn with draws = "
+                          "with_replacement (num_samples = 1 draws once){}", name_of(spec.input),
+                          name_of(spec.draws), name_of(spec.operation),
+                          spec.operation == Operation::sample ? " or without_replacement" : ""));
+}
+
+int part_totals_per_row(const KernelSpec& spec) {
+  const LaunchGeometry g = launch_geometry(spec);
+  if (spec.operation != Operation::sample_split) return 0;
+  return g.parts_per_row + (spec.input == InputKind::logits ? g.ctas_per_row : 0);
 }
 
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
@@ -282,8 +303,11 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     const int tiles_per_cta = g.threads_per_cta / spec.W * kSplitTilesPerGroup;
     g.ctas_per_row = (tiles + tiles_per_cta - 1) / tiles_per_cta;
     g.parts_per_row = tiles * spec.W;
-    // The last CTA's scan of the chunk totals, two flags, the chosen part and its target.
-    g.static_shared_bytes = (g.threads_per_cta + 1) * size_of(accumulator_of(spec.type)) + 3 * 4;
+    // The last CTA's scan of the chunk totals and two flags; per group the uniform, target, chosen part and target
+    // within it of one draw; for logits each warp's maximum and each CTA's maximum of the row.
+    const int groups = g.threads_per_cta / spec.W, sum_bytes = size_of(accumulator_of(spec.type));
+    g.static_shared_bytes = g.threads_per_cta * sum_bytes + 2 * 4 + groups * (3 * sum_bytes + 4);
+    if (spec.input == InputKind::logits) g.static_shared_bytes += (g.threads_per_cta / 32 + g.ctas_per_row) * 4;
     return g;
   }
   if (spec.operation == Operation::sample_small) {

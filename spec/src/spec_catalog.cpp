@@ -51,6 +51,7 @@ std::vector<KernelSpec> split_test_specs() {
   }
   for (ElementType type : {ElementType::f32, ElementType::f64})
     for (int K : {1000, 65536}) add(32, K, type, Variant::swap);
+  add(32, 20000, ElementType::f32, Variant::addsub);  // two CTAs, the second one's slice partly past the last tile
   return specs;
 }
 
@@ -120,6 +121,27 @@ std::vector<KernelSpec> sample_draws_test_specs() {
           spec.validate();
           specs.push_back(spec);
         }
+  // sample_split's forms (with replacement): one padded tile (K = 5), two CTAs of W = 32 (K = 20000: slices of 16 and 4
+  // tiles), and three CTAs of W = 8 groups (K = 10000); one type of each input kind per geometry.
+  struct SplitGeometry {
+    int W, K;
+    ElementType weights_type, logits_type;
+    Variant variant;
+  };
+  constexpr SplitGeometry kSplitGeometries[] = {
+      {32, 5, ElementType::f64, ElementType::f16, Variant::addsub},
+      {32, 20000, ElementType::f32, ElementType::f32, Variant::addsub},
+      {8, 10000, ElementType::bf16, ElementType::bf16, Variant::swap},
+  };
+  for (InputKind input : {InputKind::weights, InputKind::logits})
+    for (const SplitGeometry& g : kSplitGeometries) {
+      KernelSpec spec{g.W, g.K, 0, input == InputKind::logits ? g.logits_type : g.weights_type, g.variant,
+                      Operation::sample_split};
+      spec.input = input;
+      spec.draws = Draws::with_replacement;
+      spec.validate();
+      specs.push_back(spec);
+    }
   return specs;
 }
 

@@ -49,6 +49,14 @@ __device__ __forceinline__ float rescale(float total, float old_max, float new_m
   return __fmul_rn(total, logit_weight(old_max, new_max, scale));
 }
 
+// sample_split_logits: a target within a part whose total was rescaled by `factor` (0 < factor <= 1, the part's
+// maximum relative to the row's) when the part was chosen, as a target in the part's own, unscaled table: divided
+// back and kept below the part's unscaled total.
+__device__ __forceinline__ float unscaled_target(float target, float factor, float part_total) {
+  const float t = target / factor;
+  return t < part_total ? t : value_below(part_total);
+}
+
 // The maximum of x over the lanes of `group` (a mask of W consecutive lanes): floats ordered as integers, one
 // warp reduction (redux.sync).
 __device__ __forceinline__ float group_max(unsigned int group, float x) {

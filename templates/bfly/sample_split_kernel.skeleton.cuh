@@ -1,6 +1,7 @@
 {{header_comment}}
 #include "bfly/philox.cuh"
 #include "bfly/sample_support.cuh"
+#include "bfly/draws_support.cuh"
 #include "bfly/sample_split_support.cuh"
 
 namespace {{detail_namespace}} {
@@ -12,12 +13,12 @@ namespace {{detail_namespace}} {
 }  // namespace {{detail_namespace}}
 
 // One row over CTAS_PER_ROW CTAs (docs/DESIGN.md section 12). A row is cut into PARTS parts of W consecutive
-// weights; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
+// {{element_noun}}s; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
 // access (Algorithm 8 lines 13-17) and turns into a butterfly table (lines 18-30): row W-1 of lane r's table is the
 // total of part r of the tile. Level 1 of the row's table is these part totals (in part_totals); the last CTA of
 // the row to finish searches level 1 (Algorithm 9 over the part totals) and then, in the chosen part's tile, the
-// butterfly table itself (Algorithm 10). Every sum is formed in an order the spec fixes, never the launch, so the
-// draw of row m depends only on (seed, m, iteration), the spec and the weights.
+// butterfly table itself (Algorithm 10), GROUPS draws at a time. Every sum is formed in an order the spec fixes,
+// never the launch, so draw d of row m depends only on (seed, m, d, iteration), the spec and the row.
 {{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
 {{kernel_signature}}
@@ -28,13 +29,14 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   const int slice = static_cast<int>(blockIdx.x % CTAS_PER_ROW);  // which TILES_PER_CTA tiles of the row
   const int r = static_cast<int>(threadIdx.x) & (W - 1);           // lane within the group
   const int group = static_cast<int>(threadIdx.x) / W;
-  const T* const row = weights + m * ld;
-  {{S}}* const row_part_totals = part_totals + m * PARTS;
-  __shared__ {{S}} scan[THREADS];  // the last CTA's inclusive scan of the chunk totals
-  __shared__ int flags[2];  // [0]: the row has an unusable weight; [1]: this CTA searches the row
+  const T* const row = {{input}} + m * ld;
+  S* const row_part_totals = part_totals + m * SCRATCH_PER_ROW;
+  {{form_state}}
+  __shared__ S scan[THREADS];  // the last CTA's inclusive scan of the chunk totals
+  __shared__ int flags[2];  // [0]: the row has an unusable {{element_noun}}; [1]: this CTA searches the row
   if (threadIdx.x == 0) flags[0] = 0;
   __syncthreads();
-  bool bad = false;  // this lane loaded an unusable weight (negative, NaN, infinite)
+  bool bad = false;  // this lane loaded an unusable {{element_noun}}
 
   // ---- Level 1: the part totals of this CTA's tiles (Algorithm 8, keeping row W-1 of each table) ----
   {{pass1}}
@@ -48,7 +50,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     const bool last = (before & 0xffffffffull) == CTAS_PER_ROW - 1;
     flags[1] = last;
     if (last) {
-      flags[0] = flags[0] || (before >> 32) != 0;  // any CTA of the row saw an unusable weight
+      flags[0] = flags[0] || (before >> 32) != 0;  // any CTA of the row saw an unusable {{element_noun}}
       arrivals[m] = 0ull;                           // ready for the next launch
     }
   }
@@ -61,76 +63,91 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   // overlap; parts past PARTS read as 0, and x + 0 is x); an inclusive scan over the chunks in a fixed pattern
   // (Hillis and Steele) gives the running total at the end of every chunk.
   const int first_part = static_cast<int>(threadIdx.x) * CHUNK_PARTS;
-  {{S}} chunk_parts[CHUNK_PARTS];
-#pragma unroll
-  for (int i = 0; i < CHUNK_PARTS; ++i)
-    chunk_parts[i] = first_part + i < PARTS ? bfly::load_published(row_part_totals + first_part + i) : {{S}}(0);
-  {{S}} chunk_total = {{S}}(0);
+  {{load_chunk_parts}}
+  S chunk_total = S(0);
 #pragma unroll
   for (int i = 0; i < CHUNK_PARTS; ++i) chunk_total += chunk_parts[i];
   scan[threadIdx.x] = chunk_total;
-  __shared__ int chosen_part;
-  __shared__ {{S}} part_target;  // u' less the running total before the chosen part, below the part's total
-  if (threadIdx.x == 0) {
-    chosen_part = 0;  // set below for a valid row
-    part_target = {{S}}(0);
-  }
   __syncthreads();
   for (int offset = 1; offset < THREADS; offset *= 2) {
-    const {{S}} add = static_cast<int>(threadIdx.x) >= offset ? scan[threadIdx.x - offset] : {{S}}(0);
+    const S add = static_cast<int>(threadIdx.x) >= offset ? scan[threadIdx.x - offset] : S(0);
     __syncthreads();
     scan[threadIdx.x] += add;
     __syncthreads();
   }
-  const {{S}} total = scan[THREADS - 1];
+  const S total = scan[THREADS - 1];
   const bool valid = !flags[0] && bfly::valid_total(total);
-  // One uniform per row (docs/DESIGN.md section 5): the same counter as the row kernels'.
-  const {{S}} u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), {{S}}());
-  const {{S}} target = valid ? bfly::scaled_uniform(u, total) : {{S}}(0);  // u' = u * total, kept below total
-  // The chunk holding u' is the first whose running total exceeds it (the scan never decreases). Its thread walks
-  // the chunk's parts with the sums that formed chunk_total, relative to the chunk's start, so it finds one.
-  const {{S}} chunk_start = threadIdx.x > 0 ? scan[threadIdx.x - 1] : {{S}}(0);
-  if (valid && target < scan[threadIdx.x] && !(target < chunk_start)) {
-    {{S}} within = target - chunk_start;
-    if (!(within < chunk_total)) within = bfly::value_below(chunk_total);
-    {{S}} run = {{S}}(0);
-    bool found = false;
-#pragma unroll
-    for (int i = 0; i < CHUNK_PARTS; ++i) {
-      const {{S}} part = chunk_parts[i];
-      const {{S}} next = run + part;
-      if (!found && within < next) {
-        const {{S}} rest = within - run;
-        chosen_part = first_part + i;
-        part_target = rest < part ? rest : bfly::value_below(part);
-        found = true;
-      }
-      run = next;
-    }
-  }
-  __syncthreads();
-  if (threadIdx.x >= 32) return;  // level 2 takes warp 0, whose group 0 searches
+  const S chunk_start = threadIdx.x > 0 ? scan[threadIdx.x - 1] : S(0);
+  const S chunk_end = scan[threadIdx.x];
 
-  // ---- Level 2: Algorithm 10 in the chosen part's tile ----
-  // The group reloads the tile and builds its table exactly as level 1 did, so row W-1 of lane p's table is part p's
-  // total again; the lane of the chosen part searches its block, the others search for 0 to keep the shuffles whole.
-  if (valid) {
-    const int tile = chosen_part / W, owner = chosen_part % W;
-    {{S}} a[W];
-    load_tile(a, row, tile, r);
-    build_table(a, r);
-    const bool searcher = group == 0 && r == owner;
-    const {{S}} t = searcher ? part_target : {{S}}(0);
-    const int column = search_block(a, r, t, {{S}}(0), a[W - 1]);
-    if (searcher) {
-      int draw = tile * (W * W) + owner * W + column;
-      // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
-      // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-      if (draw >= K || !({{drawn_weight}} > {{S}}(0))) draw = bfly::sequential_draw(row, K, u);
-      out[m] = draw;
+  // ---- The draws, GROUPS at a time: draw first + g is searched in level 1 by every thread, in level 2 by group g ----
+  __shared__ S uniforms[GROUPS];     // u of each draw of the batch (docs/DESIGN.md sections 5 and 11)
+  __shared__ S targets[GROUPS];      // u' = u * total, kept below total
+  __shared__ int chosen_part[GROUPS];
+  __shared__ S part_targets[GROUPS];  // u' less the running total before the chosen part, below the part's total
+  // The first group of this thread's warp: a warp searches in level 2 while any of its groups has a draw, so that
+  // every lane of the warp takes part in the shuffles.
+  const int warp_first_group = static_cast<int>(threadIdx.x) / 32 * (32 / W);
+  for (int first = 0; first < num_samples; first += GROUPS) {
+    const int batch = num_samples - first < GROUPS ? num_samples - first : GROUPS;
+    if (static_cast<int>(threadIdx.x) < batch) {
+      // Draw d of row m takes the uniform of Philox(seed; m, d, iteration): draw 0 is the one-draw kernel's.
+      const unsigned int word = bfly::draw_word(first + static_cast<int>(threadIdx.x), 0);
+      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), word, iteration), S());
+      uniforms[threadIdx.x] = u;
+      targets[threadIdx.x] = valid ? bfly::scaled_uniform(u, total) : S(0);
+      chosen_part[threadIdx.x] = 0;
+      part_targets[threadIdx.x] = S(0);
     }
-  } else if (threadIdx.x == 0) {
-    out[m] = -1;
-    bfly::report_invalid_row(invalid_rows, m);
+    __syncthreads();
+    // The chunk holding u' is the first whose running total exceeds it (the scan never decreases). Its thread walks
+    // the chunk's parts with the sums that formed chunk_total, relative to the chunk's start, so it finds one.
+    for (int b = 0; valid && b < batch; ++b) {
+      const S target = targets[b];
+      if (!(target < chunk_end) || target < chunk_start) continue;
+      S within = target - chunk_start;
+      if (!(within < chunk_total)) within = bfly::value_below(chunk_total);
+      S run = S(0);
+      bool found = false;
+#pragma unroll
+      for (int i = 0; i < CHUNK_PARTS; ++i) {
+        const S part = chunk_parts[i];
+        const S next = run + part;
+        if (!found && within < next) {
+          const S rest = within - run;
+          chosen_part[b] = first_part + i;
+          part_targets[b] = rest < part ? rest : bfly::value_below(part);
+          found = true;
+        }
+        run = next;
+      }
+    }
+    __syncthreads();
+
+    // ---- Level 2: Algorithm 10 in the chosen part's tile ----
+    // Group g reloads the tile of draw first + g and builds its table exactly as level 1 did, so row W-1 of lane p's
+    // table is part p's total again; the lane of the chosen part searches its block, the others search for 0.
+    if (valid && first + warp_first_group < num_samples) {
+      const bool drawing = group < batch;
+      const int part = drawing ? chosen_part[group] : 0;
+      const int tile = part / W, owner = part % W;
+      const bool searcher = drawing && r == owner;
+      S a[W];
+      {{level2_table}}
+      const S t = searcher ? {{level2_target}} : S(0);
+      const int column = search_block(a, r, t, S(0), a[W - 1]);
+      if (searcher) {
+        int draw = tile * (W * W) + owner * W + column;
+        // Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially
+        // (Algorithms 1 and 2), so a zero-weight category is never drawn.
+        if (draw >= K || !({{drawn_weight}} > S(0))) draw = {{sequential_draw}};
+        out[m * num_samples + first + group] = draw;
+      }
+    }
+    __syncthreads();  // the next batch reuses the shared draws
+  }
+  if (!valid) {
+    for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = -1;
+    if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, m);
   }
 }

@@ -1,6 +1,6 @@
 // GPU tests of logits and several draws per row (CTest label `gpu`; each skips with the reason without a device):
 // every kernel of the CPU catalog of these forms (gen::sample_draws_test_specs: weights and logits, with and
-// without replacement, f32, f64, f16, bf16) draws on the GPU, through Sampler::sample_draws, exactly what the CPU
+// without replacement, f32, f64, f16, bf16, the row kernel's forms and sample_split's) draws on the GPU, through Sampler::sample_draws, exactly what the CPU
 // execution of the same source draws, and counts the same rows with a -1.
 #include "bfly/ops/sampler.hpp"
 #include "bfly/spec/spec_catalog.hpp"
@@ -64,15 +64,26 @@ TEST(GpuSampleDraws, EqualToCpuExecutionOfTheSameSource) {
     options.W = spec.W;
     options.variant = spec.variant;
     options.R = spec.R;
+    if (spec.operation == gen::Operation::sample_split) options.operation = spec.operation;
     rt::Sampler sampler(options);
+    // sample_split's scratch for the CPU execution: part totals in the accumulator, arrival counters at zero.
+    std::vector<double> part_totals(static_cast<std::size_t>(M * gen::part_totals_per_row(spec)));
+    std::vector<unsigned long long> arrivals(static_cast<std::size_t>(M), 0ull);
     rt::SampleReport report;
     gen::visit_element_type(spec.type, [&](auto type) {
       using T = typename decltype(type)::type;
       const std::vector<T> input = random_input<T>(spec, M, ld, seed);
       report = sampler.sample_draws_host(input, M, spec.K, ld, request, gpu, seed, 3);
-      if (request.input == InputKind::logits)
+      const bool split = spec.operation == gen::Operation::sample_split;
+      if (request.input == InputKind::logits && split)
+        run_on_cpu(kernel, {input.data(), M, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
+                            part_totals.data(), arrivals.data(), seed, 3u});
+      else if (request.input == InputKind::logits)
         run_on_cpu(kernel, {input.data(), M, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
                             seed, 3u});
+      else if (split)
+        run_on_cpu(kernel, {input.data(), M, ld, request.num_samples, cpu.data(), cpu_invalid, part_totals.data(),
+                            arrivals.data(), seed, 3u});
       else
         run_on_cpu(kernel, {input.data(), M, ld, request.num_samples, cpu.data(), cpu_invalid, seed, 3u});
     });

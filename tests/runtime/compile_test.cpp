@@ -191,7 +191,20 @@ TEST(Compile, KRangeKernelsCompileWithoutSpills) {
       {8, 5, 0, gen::ElementType::bf16, gen::Variant::addsub, Operation::sample_small},
       {32, 31, 0, gen::ElementType::f16, gen::Variant::addsub, Operation::sample_small},
   };
-  for (const gen::KernelSpec& spec : specs)
+  // sample_split's forms: several draws of f32 weights, logits of every type.
+  std::vector<gen::KernelSpec> forms;
+  for (const auto& [input, type] : {std::pair{gen::InputKind::weights, gen::ElementType::f32},
+                                    std::pair{gen::InputKind::logits, gen::ElementType::f32},
+                                    std::pair{gen::InputKind::logits, gen::ElementType::bf16},
+                                    std::pair{gen::InputKind::logits, gen::ElementType::f16}}) {
+    gen::KernelSpec spec{32, 128256, 0, type, gen::Variant::addsub, Operation::sample_split};
+    spec.input = input;
+    spec.draws = gen::Draws::with_replacement;
+    forms.push_back(spec);
+  }
+  std::vector<gen::KernelSpec> all(std::begin(specs), std::end(specs));
+  all.insert(all.end(), forms.begin(), forms.end());
+  for (const gen::KernelSpec& spec : all)
     for (const int arch : {80, 90}) {
       const CompiledKernel kernel = compile(gen::generate(spec), {Arch{arch, true}, false});
       ASSERT_TRUE(kernel.resources.known) << kernel.log;

@@ -259,6 +259,45 @@ TEST(Sampler, DrawsArgumentsFollowTheFamily) {
   EXPECT_EQ(gen::kernel_name(weights), "bfly_sample_draws_f64_w16_k71_r8_swap");
 }
 
+// Long rows, or few rows of K >= 4096: draws with replacement take sample_split's forms where one draw takes
+// sample_split (gen::choose_sample_spec's rule); without replacement, and elsewhere, the row kernel's forms. The split
+// forms' packing adds the scratch after the counters.
+TEST(Sampler, DrawsSplitLongRowsWithReplacement) {
+  const DrawRequest logits{gen::InputKind::logits, 0.7, 2, true};
+  EXPECT_EQ(gen::kernel_name(draws_spec(131072, gen::ElementType::bf16, logits, {}, 16)),
+            "bfly_sample_split_logits_bf16_w32_k131072_r0_addsub");
+  EXPECT_EQ(gen::kernel_name(draws_spec(32768, gen::ElementType::f32, logits)),  // M unknown: K decides
+            "bfly_sample_split_logits_f32_w32_k32768_r0_addsub");
+  EXPECT_EQ(gen::kernel_name(draws_spec(8192, gen::ElementType::f32, DrawRequest{.num_samples = 4}, {}, 488)),
+            "bfly_sample_split_draws_f32_w32_k8192_r0_addsub");
+  EXPECT_EQ(draws_spec(8192, gen::ElementType::f32, DrawRequest{.num_samples = 4}, {}, 1 << 20).operation,
+            gen::Operation::sample);  // many rows of K < 16384: the row kernel
+  EXPECT_EQ(draws_spec(131072, gen::ElementType::f32, DrawRequest{.num_samples = 4, .replacement = false}, {}, 16)
+                .operation,
+            gen::Operation::sample);  // distinct draws are the row kernel's
+  gen::SampleChoice row_kernel;
+  row_kernel.operation = gen::Operation::sample;
+  EXPECT_EQ(draws_spec(131072, gen::ElementType::f32, logits, row_kernel, 16).operation, gen::Operation::sample);
+
+  const gen::KernelSpec spec = draws_spec(131072, gen::ElementType::f32, logits, {}, 16);
+  auto* out = reinterpret_cast<int*>(0x2000);
+  auto* parts = reinterpret_cast<void*>(0x3000);
+  auto* arrivals = reinterpret_cast<unsigned long long*>(0x4000);
+  gen::PackedArgs args =
+      draws_arguments(spec, reinterpret_cast<const void*>(0x1000), 16, 131072, logits, out, 42, 9, parts, arrivals);
+  EXPECT_EQ(args.pointer("part_totals"), parts);
+  EXPECT_EQ(args.pointer("arrivals"), arrivals);
+  EXPECT_EQ(args.integer("num_samples"), 2);
+  // Logits keep each CTA's maximum after the part totals.
+  const gen::LaunchGeometry g = gen::launch_geometry(spec);
+  EXPECT_EQ(gen::part_totals_per_row(spec), g.parts_per_row + g.ctas_per_row);
+  gen::KernelSpec weights = spec;
+  weights.input = gen::InputKind::weights;
+  EXPECT_EQ(gen::part_totals_per_row(weights), g.parts_per_row);
+  EXPECT_THROW(draws_arguments(spec, reinterpret_cast<const void*>(0x1000), 16, 131072, logits, out, 42, 9),
+               Error);  // no scratch
+}
+
 TEST(Driver, GpuAvailableExplainsWhyNot) {
   std::string why;
   if (gpu_available(&why)) GTEST_SKIP() << "this machine has a GPU; the test is for machines without one";

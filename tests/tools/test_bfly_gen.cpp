@@ -391,7 +391,35 @@ TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {
   EXPECT_NE(one.err.find("--draws one: "), std::string::npos) << one.err;
   const Result lda = bfly_gen("show --K 256 --operation lda_z --input logits");
   EXPECT_EQ(lda.status, 2);
-  EXPECT_NE(lda.err.find("--input and --draws apply to --operation sample only"), std::string::npos) << lda.err;
+  EXPECT_NE(lda.err.find("--input and --draws apply to --operation sample and sample_split only"), std::string::npos)
+      << lda.err;
+}
+
+// sample_split's logits form: the launch function takes the temperature and num_samples after ld and the scratch
+// after the counters, covers M rows with CTAS_PER_ROW CTAs each, and compiles with nvcc; without replacement the
+// split kernel refuses.
+TEST_F(BflyGen, SplitLogitsHeaderCompilesWithNvcc) {
+  const std::string nvcc = BFLY_NVCC_PATH;
+  ASSERT_TRUE(fs::exists(nvcc)) << "nvcc not found at " << nvcc << " (the CUDA toolkit is required)";
+  const Result r = bfly_gen("generate --operation sample_split --K 128256 --type bf16 --input logits -o " +
+                            quote((scratch_ / "split.cuh").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("bfly_sample_split_logits_bf16_w32_k128256_r0_addsub"), std::string::npos) << r.out;
+  write_file(scratch_ / "split.cu",
+             "#include \"split.cuh\"\n"
+             "cudaError_t draw(const bfly::bf16_bits* logits, long long M, int* out, float* parts,\n"
+             "                 unsigned long long* arrivals) {\n"
+             "  return bfly_sample_split_logits_bf16_w32_k128256_r0_addsub_launch(logits, M, 128256, 0.7, 4, out,\n"
+             "                                                                   nullptr, parts, arrivals, 1, 0);\n"
+             "}\n");
+  const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
+                                       " -arch=sm_90 -c split.cu -o split.o 2>&1",
+                                   scratch_);
+  EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
+  const Result distinct =
+      bfly_gen("show --operation sample_split --K 128256 --input logits --draws without_replacement");
+  EXPECT_EQ(distinct.status, 2);
+  EXPECT_NE(distinct.err.find("distinct draws are the row kernel's"), std::string::npos) << distinct.err;
 }
 
 // The one-document-per-group z-step: its launch function covers D documents with W threads each.

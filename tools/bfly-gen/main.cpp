@@ -60,11 +60,12 @@ const std::vector<Flag> kSpecFlags = {
      "document per group of W threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) "
      "(default: what bfly::gen::choose_sample_spec picks for K)"},
     {"--input", "KIND",
-     "what a sample kernel's rows hold: weights (default) or logits (drawn from softmax(logits / T), f32, f16 or "
-     "bf16)"},
+     "what a sample or sample_split kernel's rows hold: weights (default) or logits (drawn from softmax(logits / T), "
+     "f32, f16 or bf16)"},
     {"--draws", "D",
      "draws per row of a sample kernel: one (default for weights), with_replacement (num_samples draws from one "
-     "table; default for logits) or without_replacement (num_samples distinct categories)"},
+     "table; default for logits) or without_replacement (num_samples distinct categories); sample_split draws one "
+     "or with_replacement"},
 };
 
 constexpr std::string_view kSpecUsage =
@@ -130,7 +131,8 @@ gen::KernelSpec spec_from_args(const Args& args) {
     if (!gen::is_lda(operation)) forced.operation = operation;
   }
   if (!gen::is_lda(operation)) {
-    // The forms (logits, several draws) are forms of the row kernel: without --operation they take `sample`.
+    // The forms (logits, several draws) are forms of the row kernel and of sample_split: without --operation they
+    // take `sample`.
     if ((args.has("--input") || args.has("--draws")) && !forced.operation) forced.operation = gen::Operation::sample;
     gen::KernelSpec spec = gen::choose_sample_spec(*K, type, forced);
     if (const auto text = args.value("--input"))
@@ -143,7 +145,7 @@ gen::KernelSpec spec_from_args(const Args& args) {
     return spec;
   }
   if (args.has("--input") || args.has("--draws"))
-    throw UsageError("--input and --draws apply to --operation sample only");
+    throw UsageError("--input and --draws apply to --operation sample and sample_split only");
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;

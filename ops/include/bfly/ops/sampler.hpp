@@ -34,7 +34,7 @@ struct SampleReport {
 // The kernel arguments of one sample call with `spec` (what Sampler::sample packs, checks and launches; the
 // invalid-row counters are left null, the Sampler sets them once it has a context). Throws bfly::Error as sample()
 // does for a bad ld, M or null array.
-// A sample_split spec also takes its scratch (part_totals: M * launch_geometry(spec).parts_per_row accumulators;
+// A sample_split spec also takes its scratch (part_totals: M * gen::part_totals_per_row(spec) accumulators;
 // arrivals: M counters, zero before the first launch); the Sampler keeps both per context.
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals = nullptr,
@@ -50,13 +50,17 @@ struct DrawRequest {
   bool replacement = true;
 };
 
-// The spec Sampler::sample_draws uses: the sampling spec for K and type with the request's form.
+// The spec Sampler::sample_draws uses for M rows (0: unknown): the sampling spec for K and type with the request's
+// form. With replacement, rows that gen::choose_sample_spec would split over several CTAs for one draw (long rows,
+// or fewer than gen::kSplitBelowRows rows from K = 4096 on) take sample_split's form; the rest the row kernel's.
 gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request,
-                           const gen::SampleChoice& forced = {});
+                           const gen::SampleChoice& forced = {}, long long M = 0);
 
-// The kernel arguments of one sample_draws call (checked as sample_draws checks them; counters left null).
+// The kernel arguments of one sample_draws call (checked as sample_draws checks them; counters left null). A
+// sample_split spec also takes its scratch, as sample_arguments says.
 gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, long long M, long long ld,
-                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration);
+                                const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
+                                void* part_totals = nullptr, unsigned long long* arrivals = nullptr);
 
 class Sampler {
  public:

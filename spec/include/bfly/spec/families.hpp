@@ -59,8 +59,17 @@ inline constexpr KernelArg kSampleLogitsArgs[] = {
     BFLY_SAMPLE_DRAWS_TRAILING_ARGS};
 #undef BFLY_SAMPLE_DRAWS_TRAILING_ARGS
 
-// The sampling kernel for long rows and few of them: one row split over the lanes of several CTAs, with a
-// two-level table (docs/DESIGN.md section 12). The draws of row r depend on (seed, r, iteration) and the spec only.
+// The sampling kernels for long rows and few of them: one row split over the lanes of several CTAs, with a
+// two-level table (docs/DESIGN.md section 12), for one draw per row of weights, several draws with replacement, and
+// draws from softmax(logits / T). The draws of row r depend on (seed, r, iteration) and the spec only.
+#define BFLY_SPLIT_SCRATCH_ARGS(part_totals_doc)                                                                   \
+  {"part_totals", ArgType::sums, ArgRole::scratch, part_totals_doc},                                               \
+      {"arrivals", ArgType::u64s, ArgRole::scratch,                                                                \
+       "device scratch of M counters, zero before the first launch: the CTAs of a row count themselves in, and "   \
+       "the last one searches the row and sets its counter back to zero"}
+#define BFLY_SPLIT_PART_TOTALS_DOC                                                                                  \
+  "device scratch of M * PARTS accumulators (bfly::gen::part_totals_per_row(spec)): the first level of the "       \
+  "table, one total per part of W consecutive weights"
 inline constexpr KernelArg kSampleSplitArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
@@ -72,16 +81,43 @@ inline constexpr KernelArg kSampleSplitArgs[] = {
     {"invalid_rows", ArgType::u64s, ArgRole::counters,
      "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid rows to [0] "
      "and lowers [1] to the first invalid row"},
-    {"part_totals", ArgType::sums, ArgRole::scratch,
-     "device scratch of M * PARTS accumulators (PARTS: the kernel's constant, LaunchGeometry::parts_per_row): the "
-     "first level of the table, one total per part of W consecutive weights"},
-    {"arrivals", ArgType::u64s, ArgRole::scratch,
-     "device scratch of M counters, zero before the first launch: the CTAs of a row count themselves in, and the "
-     "last one searches the row and sets its counter back to zero"},
+    BFLY_SPLIT_SCRATCH_ARGS(BFLY_SPLIT_PART_TOTALS_DOC),
     {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},
     {"iteration", ArgType::u32, ArgRole::iteration,
      "the uniform of row r comes from Philox(seed; r, 0, iteration): the same arguments give the same draws"},
 };
+#define BFLY_SPLIT_DRAWS_TRAILING_ARGS(part_totals_doc)                                                             \
+  {"num_samples", ArgType::i32, ArgRole::value,                                                                    \
+   "draws per row, 1 .. 2^24, with replacement; the last CTA of a row makes them, GROUPS at a time"},            \
+      {"out", ArgType::i32s, ArgRole::output,                                                                      \
+       "device array of M x num_samples ints, row-major: draw d of row r at out[r * num_samples + d]; -1 for "      \
+       "every draw of an invalid row"},                                                                           \
+      {"invalid_rows", ArgType::u64s, ArgRole::counters,                                                          \
+       "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid rows to [0] "  \
+       "and lowers [1] to the first of them"},                                                                    \
+      BFLY_SPLIT_SCRATCH_ARGS(part_totals_doc), {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},      \
+      {"iteration", ArgType::u32, ArgRole::iteration,                                                             \
+       "draw d of row r comes from Philox(seed; r, d, iteration): the same arguments give the same draws"}
+inline constexpr KernelArg kSampleSplitDrawsArgs[] = {
+    {"weights", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K weights, row r at weights + r * ld"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    BFLY_SPLIT_DRAWS_TRAILING_ARGS(BFLY_SPLIT_PART_TOTALS_DOC)};
+inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
+    {"logits", ArgType::const_elements, ArgRole::input,
+     "device array, M rows of K logits, row r at logits + r * ld; -inf is never drawn; a row of all -inf or with "
+     "a NaN or +inf is invalid"},
+    {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
+    {"temperature", ArgType::f64, ArgRole::value, "T > 0 and finite: the draws follow softmax(logits / T)"},
+    BFLY_SPLIT_DRAWS_TRAILING_ARGS(
+        "device scratch of M * (PARTS + CTAS_PER_ROW) floats (bfly::gen::part_totals_per_row(spec)): the first level "
+        "of the table, one total per part of W consecutive weights, each under its CTA's maximum, then the maximum "
+        "of each CTA's slice of the row")};
+#undef BFLY_SPLIT_DRAWS_TRAILING_ARGS
+#undef BFLY_SPLIT_PART_TOTALS_DOC
+#undef BFLY_SPLIT_SCRATCH_ARGS
 
 // The LDA z-step arguments before and after what a baseline adds (its table of partial sums p).
 #define BFLY_LDA_Z_LEADING_ARGS                                                                                    \
@@ -118,6 +154,14 @@ inline constexpr KernelFamily kSample{"sample", "draws one category per row of M
 inline constexpr KernelFamily kSampleSplit{"sample_split",
                                     "draws one category per row of M x K weights, each row split over several CTAs",
                                     "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitArgs};
+inline constexpr KernelFamily kSampleSplitDraws{"sample_split_draws",
+                                          "draws num_samples categories per row of M x K weights, with replacement, "
+                                          "each row split over several CTAs",
+                                          "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitDrawsArgs};
+inline constexpr KernelFamily kSampleSplitLogits{"sample_split_logits",
+                                           "draws num_samples categories per row from softmax(logits / T) of M x K "
+                                           "logits, with replacement, each row split over several CTAs",
+                                           "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitLogitsArgs};
 inline constexpr KernelFamily kSamplePairs{"sample_pairs",
                                     "draws one category per row of M x K weights, two adjacent weights per table "
                                     "entry (K even; weights aligned to two elements and ld even)",
@@ -158,9 +202,10 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 12> kAll = {
-    &kSample,      &kSampleDraws, &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct, &kSampleSplit,
-    &kSampleSmall, &kSamplePairs, &kLdaZ,           &kLdaZDoc,      &kLdaAlg1,              &kLdaAlg4};
+inline constexpr std::array<const KernelFamily*, 14> kAll = {
+    &kSample,           &kSampleDraws, &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct,
+    &kSampleSplit,      &kSampleSplitDraws, &kSampleSplitLogits, &kSampleSmall, &kSamplePairs,
+    &kLdaZ,             &kLdaZDoc,     &kLdaAlg1,        &kLdaAlg4};
 
 }  // namespace bfly::gen::families
 
@@ -174,11 +219,15 @@ inline constexpr std::array<const KernelFamily*, 12> kAll = {
   X(sample_small, ::bfly::gen::families::kSampleSmall, false) \
   X(sample_pairs, ::bfly::gen::families::kSamplePairs, false)
 
-// The forms of the operation `sample` (KernelSpec::input and KernelSpec::draws), each with its family:
-// X(input kind, draws, family). The kernel name, its parsing and the arguments follow from the row.
-#define BFLY_SAMPLE_FORMS(X)                                                              \
-  X(weights, one, ::bfly::gen::families::kSample)                                         \
-  X(weights, with_replacement, ::bfly::gen::families::kSampleDraws)                       \
-  X(weights, without_replacement, ::bfly::gen::families::kSampleDistinct)                 \
-  X(logits, with_replacement, ::bfly::gen::families::kSampleLogits)                       \
-  X(logits, without_replacement, ::bfly::gen::families::kSampleLogitsDistinct)
+// The forms of the operations `sample` and `sample_split` (KernelSpec::input and KernelSpec::draws), each with its
+// family: X(operation, input kind, draws, family). The kernel name, its parsing and the arguments follow from the
+// row; an operation without rows here takes one draw per row of weights only.
+#define BFLY_SAMPLE_FORMS(X)                                                                        \
+  X(sample, weights, one, ::bfly::gen::families::kSample)                                           \
+  X(sample, weights, with_replacement, ::bfly::gen::families::kSampleDraws)                         \
+  X(sample, weights, without_replacement, ::bfly::gen::families::kSampleDistinct)                   \
+  X(sample, logits, with_replacement, ::bfly::gen::families::kSampleLogits)                         \
+  X(sample, logits, without_replacement, ::bfly::gen::families::kSampleLogitsDistinct)              \
+  X(sample_split, weights, one, ::bfly::gen::families::kSampleSplit)                                \
+  X(sample_split, weights, with_replacement, ::bfly::gen::families::kSampleSplitDraws)              \
+  X(sample_split, logits, with_replacement, ::bfly::gen::families::kSampleSplitLogits)

@@ -71,7 +71,7 @@ struct KernelSpec {
   ElementType type = ElementType::f32;
   Variant variant = Variant::addsub;
   Operation operation = Operation::sample;
-  // The form of a `sample` kernel (the LDA operations keep the defaults); a row of BFLY_SAMPLE_FORMS each.
+  // The form of a `sample` or `sample_split` kernel (the others keep the defaults); a row of BFLY_SAMPLE_FORMS each.
   InputKind input = InputKind::weights;
   Draws draws = Draws::one;
 
@@ -102,13 +102,17 @@ std::string kernel_name(const KernelSpec& spec);
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
 
-// The family of the spec: its operation's, or for `sample` the family of its form (input kind and draws, the
-// rows of BFLY_SAMPLE_FORMS: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct).
+// The family of the spec: its operation's, or for `sample` and `sample_split` the family of its form (operation,
+// input kind and draws: the rows of BFLY_SAMPLE_FORMS, e.g. sample_logits or sample_split_draws).
 const KernelFamily& family_of(const KernelSpec& spec);
 
 // How the kernel of `spec` is launched: the generated text embeds the same numbers, and the runtime, the
 // ahead-of-time header and the CPU execution all take their grids from here.
 LaunchGeometry launch_geometry(const KernelSpec& spec);
+
+// The sample_split kernels' scratch `part_totals` per row, in accumulators: the parts of the row (level 1 of the
+// table, LaunchGeometry::parts_per_row), and for logits each CTA's maximum after them; 0 for other operations.
+int part_totals_per_row(const KernelSpec& spec);
 
 // The occupancy a kernel is compiled for: the second argument of its __launch_bounds__ (CTAs per SM), or 0 for
 // none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks and 256 bytes of

@@ -19,7 +19,8 @@ std::vector<KernelSpec> draw_test_specs();
 
 // The sample_split draw-test matrix: W = 32 at K in {2, 3, 5, 16, 1000, 4097, 65536, 262144} (one tile, several,
 // several CTAs per row, 16 CTAs per row) and W = 8 at K in {5, 100}, every element type, addsub; and swap for f32 and
-// f64 at W = 32, K in {1000, 65536}. R = 0 (split rows have no remnant). Every spec is valid and appears once.
+// f64 at W = 32, K in {1000, 65536}; and f32 at K = 20000 (two CTAs, the second partly past the last tile). R = 0
+// (split rows have no remnant). Every spec is valid and appears once.
 std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
@@ -31,7 +32,8 @@ std::vector<KernelSpec> pairs_test_specs();
 // The draw-test matrix of the sample forms beyond one draw from weights (several draws with and without
 // replacement, from weights and from logits): six geometries (the whole row a remnant, one block, remnant and
 // blocks, a padded remnant, chunks of 2 and of 16 blocks) in f32, and three of them in f64 and bf16 (weights) or
-// f16 and bf16 (logits). Every spec is valid and appears once.
+// f16 and bf16 (logits); then sample_split's forms with replacement, from weights and from logits, at three
+// geometries (one padded tile, two CTAs of W = 32, three CTAs of W = 8). Every spec is valid and appears once.
 std::vector<KernelSpec> sample_draws_test_specs();
 
 // The LDA draw-test matrix: W in {4, 8, 16, 32}; K in {1, 3, W + 1, 71, 300}; R in {0, W - 1}; f32 and f64;
