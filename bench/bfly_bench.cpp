@@ -531,11 +531,7 @@ class Bench {
     const long long ld = K;
     const double bytes = static_cast<double>(M) * K * sizeof(T);
     const int D = o_.distinct_rows;
-    // Timed run i reads slice (i / 2) % slices of buffer i % 2: one slice when M rows fill the buffer; for a few rows,
-    // enough slices that together they exceed L2 several times (256 MB), so the weights come from DRAM.
-    const long long capacity = std::max(M, static_cast<long long>(input_bytes_ / (K * sizeof(T))));
-    const double slice_bytes = bytes;
-    const long long slices = std::max(1ll, std::min(capacity / M, static_cast<long long>(std::ceil(2.56e8 / slice_bytes))));
+    const long long slices = slices_for(K, M, sizeof(T));
 
     // Inputs: buffer 0 is checked against its distinct rows (slice 0); buffer 1 holds other random rows.
     std::vector<double> distinct0;
@@ -692,10 +688,7 @@ class Bench {
     const double bytes = static_cast<double>(M) * K * size;
     const int D = o_.distinct_rows;
     const bool logits = form.input == bfly::gen::InputKind::logits;
-    // As in run_point: timed run i reads slice (i / 2) % slices of buffer i % 2, enough slices for a few rows that
-    // L2 does not serve them.
-    const long long capacity = std::max(M, static_cast<long long>(input_bytes_ / (K * size)));
-    const long long slices = std::max(1ll, std::min(capacity / M, static_cast<long long>(std::ceil(2.56e8 / bytes))));
+    const long long slices = slices_for(K, M, size);  // timed run i reads slice (i / 2) % slices of buffer i % 2
     std::vector<double> distinct0;
     for (int i = 0; i < 2; ++i) {
       std::vector<double> distinct =
@@ -758,6 +751,15 @@ class Bench {
   void set_read_ceiling(double gbps) { read_ceiling_gbps_ = gbps; }
 
  private:
+  // Timed run i of a point reads slice (i / 2) % slices of input buffer i % 2: one slice when M rows of K elements
+  // fill the buffer; for a few rows, enough slices that together they exceed L2 several times (256 MB), so the
+  // input comes from DRAM.
+  long long slices_for(int K, long long M, std::size_t element_size) const {
+    const long long capacity = std::max(M, static_cast<long long>(input_bytes_ / (K * element_size)));
+    const double bytes = static_cast<double>(M) * K * element_size;
+    return std::max(1ll, std::min(capacity / M, static_cast<long long>(std::ceil(2.56e8 / bytes))));
+  }
+
   // fill() for a form: M rows of K of `type` in input buffer i, weights or their logarithms (-inf for a zero
   // weight). Returns the weights the device's values stand for (e^logit for logits), as doubles.
   std::vector<double> fill_form(int i, long long M, int K, ElementType type, bool logits, std::uint64_t seed) {

@@ -55,21 +55,7 @@ long long plant_invalid_rows(std::vector<T>& w, long long rows, int K, long long
   return planted;
 }
 
-struct Scratch {
-  std::vector<double> part_totals_f64;  // the accumulator is double for f64, float otherwise
-  std::vector<float> part_totals_f32;
-  std::vector<unsigned long long> arrivals;
-  Scratch(const CpuKernel& kernel, long long rows)
-      : arrivals(static_cast<std::size_t>(rows), 0ull) {
-    const std::size_t parts = static_cast<std::size_t>(rows * kernel.cpu.geometry.parts_per_row);
-    if (kernel.spec.type == ElementType::f64) part_totals_f64.assign(parts, -1.0);
-    else part_totals_f32.assign(parts, -1.0f);
-  }
-  void* part_totals() {
-    return part_totals_f64.empty() ? static_cast<void*>(part_totals_f32.data())
-                                   : static_cast<void*>(part_totals_f64.data());
-  }
-};
+using bfly::test::SplitScratch;
 
 template <typename T>
 void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
@@ -80,7 +66,7 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
   // Rows apart by more than K; an even ld for sample_pairs, whose rows start on a pair of weights.
   const long long ld = spec.K + (spec.weights_per_column() == 2 ? 6 : 5);
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
-  Scratch scratch(kernel, rows);  // one scratch for every launch: the kernel leaves its counters at zero
+  SplitScratch scratch(spec, rows);  // one scratch for every launch: the kernel leaves its counters at zero
   for (Input input : kInputs) {
     SCOPED_TRACE(kernel.name + " input " + name_of(input));
     std::vector<T> w = make_weights<T>(input, rows, spec.K, ld, rng);
@@ -238,7 +224,7 @@ TEST(SplitLaunchContractDeathTest, TooSmallAGridTraps) {
         const long long rows = 2;
         std::vector<float> w(static_cast<std::size_t>(rows * 65536), 1.0f);
         std::vector<int> out(rows);
-        Scratch scratch(*kernel, rows);
+        SplitScratch scratch(kernel->spec, rows);
         bfly::gen::PackedArgs args(bfly::gen::family(kernel->cpu.family), ElementType::f32, kernel->name,
                                    {w.data(), rows, 65536ll, out.data(), nullptr, scratch.part_totals(),
                                     scratch.arrivals.data(), 1ull, 0u},
@@ -258,7 +244,7 @@ TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
   const std::vector<float> one = {0.5f, 0.0f, 2.0f, 1.0f, 0.25f};
   std::vector<float> w;
   for (long long r = 0; r < rows; ++r) w.insert(w.end(), one.begin(), one.end());
-  Scratch scratch(*kernel, rows);
+  SplitScratch scratch(kernel->spec, rows);
   std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
   bfly::test::run_on_cpu(*kernel, {w.data(), rows, 5ll, out.data(), nullptr, scratch.part_totals(),
                                    scratch.arrivals.data(), bfly::test::run_seed(), 0u});

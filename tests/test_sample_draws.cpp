@@ -228,22 +228,7 @@ struct Counts {
   long long draws = 0, boundary = 0, invalid = 0, ran_out = 0;
 };
 
-// The scratch of a sample_split kernel (docs/DESIGN.md section 12) for kRows rows: its part totals (poisoned) and
-// arrival counters (zero, as the kernels leave them).
-struct SplitScratch {
-  std::vector<double> part_totals_f64;  // the accumulator is double for f64, float otherwise
-  std::vector<float> part_totals_f32;
-  std::vector<unsigned long long> arrivals;
-  explicit SplitScratch(const KernelSpec& spec) : arrivals(static_cast<std::size_t>(kRows), 0ull) {
-    const auto size = static_cast<std::size_t>(kRows * bfly::gen::part_totals_per_row(spec));
-    if (spec.type == ElementType::f64) part_totals_f64.assign(size, -7.0);
-    else part_totals_f32.assign(size, -7.0f);
-  }
-  void* part_totals() {
-    return part_totals_f64.empty() ? static_cast<void*>(part_totals_f32.data())
-                                   : static_cast<void*>(part_totals_f64.data());
-  }
-};
+using bfly::test::SplitScratch;
 
 // Runs `kernel` on the CPU over `x` (kRows rows, ld apart) with the arguments of its family, the split forms with
 // `scratch`; with `one_thread_grid_extra` > 0 on one CPU thread with that many CTAs past the launch contract's.
@@ -282,7 +267,7 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
   const bool logits = spec.input == InputKind::logits;
   const bool distinct = spec.draws == Draws::without_replacement;
   const bool split = spec.operation == bfly::gen::Operation::sample_split;
-  SplitScratch scratch(spec);  // one scratch for every launch: the kernel leaves its counters at zero
+  SplitScratch scratch(spec, kRows);  // one scratch for every launch: the kernel leaves its counters at zero
   const long long ld = spec.K + 5;
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
   for (Values values : kValues) {
@@ -425,7 +410,7 @@ TEST(SampleForms, SplitDrawZeroIsTheSplitKernelsDraw) {
       std::vector<T> w(static_cast<std::size_t>(kRows * K));
       for (T& x : w) x = bfly::test::from_double<T>(unit(rng) < 0.5 ? 0.0 : unit(rng));
       const unsigned long long seed = rng();
-      SplitScratch scratch(spec);
+      SplitScratch scratch(spec, kRows);
       std::vector<int> one(kRows, kPoison), three(kRows * 3, kPoison);
       bfly::test::run_on_cpu(*single, {w.data(), kRows, static_cast<long long>(K), one.data(), nullptr,
                                        scratch.part_totals(), scratch.arrivals.data(), seed, 2u});

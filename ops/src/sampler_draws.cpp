@@ -84,17 +84,27 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
                          {input, M, ld, request.num_samples, out, nullptr, seed, iteration}, spec.K);
 }
 
+namespace {
+
+// The checks of a sample_draws call that need no GPU (input, M, ld, out, num_samples, temperature): sample_split's
+// forms take the row kernel's form's arguments plus their scratch, so that form's packing checks a call before any
+// scratch exists (as check_sample_call does for Sampler::sample).
+gen::PackedArgs checked_arguments(gen::KernelSpec spec, const void* input, long long M, long long ld,
+                                  const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration) {
+  spec.operation = gen::Operation::sample;
+  spec.validate();
+  return draws_arguments(spec, input, M, ld, request, out, seed, iteration);
+}
+
+}  // namespace
+
 SampleReport Sampler::sample_draws(const void* input, gen::ElementType type, long long M, int K, long long ld,
                                    const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
                                    CUstream_st* stream) {
   check_request(K, type, request);
   SampleReport report;
   report.spec = draws_spec(K, type, request, options_, M);
-  // The checks need no scratch: the row kernel's form takes the same arguments less it.
-  gen::KernelSpec row_form = report.spec;
-  row_form.operation = gen::Operation::sample;
-  row_form.validate();
-  gen::PackedArgs args = draws_arguments(row_form, input, M, ld, request, out, seed, iteration);
+  gen::PackedArgs args = checked_arguments(report.spec, input, M, ld, request, out, seed, iteration);
   if (M == 0) return report;
   if (report.spec.operation == gen::Operation::sample_split) {
     SplitScratch& scratch = state_->split_scratch[current_context()];
@@ -112,10 +122,7 @@ SampleReport Sampler::sample_draws_host(const void* input, std::size_t count, ge
                                         int K, long long ld, const DrawRequest& request, std::span<int> out,
                                         std::uint64_t seed, std::uint32_t iteration) {
   check_request(K, type, request);
-  gen::KernelSpec row_form = draws_spec(K, type, request, options_, M);
-  row_form.operation = gen::Operation::sample;  // the checks of the call (the split form adds only its scratch)
-  row_form.validate();
-  draws_arguments(row_form, input, M, ld, request, out.data(), seed, iteration);
+  checked_arguments(draws_spec(K, type, request, options_, M), input, M, ld, request, out.data(), seed, iteration);
   if (M == 0) return sample_draws(nullptr, type, 0, K, ld, request, nullptr, seed, iteration, nullptr);
   return through_device("Sampler::sample_draws_host", "input", input, count, type, M, K, ld, out,
                         M * request.num_samples, fmt::format("M x num_samples = {} x {}", M, request.num_samples),

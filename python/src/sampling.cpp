@@ -163,18 +163,27 @@ SampleCall check_call(int type_index, std::uintptr_t pointer, nb::handle shape, 
 
 }  // namespace
 
-bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* part_totals,
-                                     unsigned long long* arrivals) {
-  if (call.spec.draws == Draws::one)
-    return bfly::rt::sample_arguments(call.spec, call.input, call.M, call.ld, out, call.seed, call.iteration,
-                                      part_totals, arrivals);
+namespace {
+
+// The form of a checked call with several draws or logits, as Sampler::sample_draws takes it.
+bfly::rt::DrawRequest draw_request(const SampleCall& call) {
   bfly::rt::DrawRequest request;
   request.input = call.spec.input;
   request.temperature = call.temperature;
   request.num_samples = call.num_samples;
   request.replacement = call.spec.draws == Draws::with_replacement;
-  return bfly::rt::draws_arguments(call.spec, call.input, call.M, call.ld, request, out, call.seed, call.iteration,
-                                   part_totals, arrivals);
+  return request;
+}
+
+}  // namespace
+
+bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* part_totals,
+                                     unsigned long long* arrivals) {
+  if (call.spec.draws == Draws::one)
+    return bfly::rt::sample_arguments(call.spec, call.input, call.M, call.ld, out, call.seed, call.iteration,
+                                      part_totals, arrivals);
+  return bfly::rt::draws_arguments(call.spec, call.input, call.M, call.ld, draw_request(call), out, call.seed,
+                                   call.iteration, part_totals, arrivals);
 }
 
 namespace {
@@ -186,19 +195,13 @@ class GpuLaunches {
  public:
   void launch(const SampleCall& call, int* out, CUstream stream) {
     if (call.M == 0) return;
-    if (call.spec.operation == bfly::gen::Operation::sample_split && call.spec.draws == Draws::one) {
-      sampler_.sample(call.input, call.spec.type, call.M, call.spec.K, call.ld, out, call.seed, call.iteration,
-                      reinterpret_cast<CUstream_st*>(stream));
-      return;
-    }
     if (call.spec.operation == bfly::gen::Operation::sample_split) {
-      bfly::rt::DrawRequest request;
-      request.input = call.spec.input;
-      request.temperature = call.temperature;
-      request.num_samples = call.num_samples;
-      request.replacement = true;  // the split forms draw with replacement
-      sampler_.sample_draws(call.input, call.spec.type, call.M, call.spec.K, call.ld, request, out, call.seed,
-                            call.iteration, reinterpret_cast<CUstream_st*>(stream));
+      auto* s = reinterpret_cast<CUstream_st*>(stream);
+      if (call.spec.draws == Draws::one)
+        sampler_.sample(call.input, call.spec.type, call.M, call.spec.K, call.ld, out, call.seed, call.iteration, s);
+      else
+        sampler_.sample_draws(call.input, call.spec.type, call.M, call.spec.K, call.ld, draw_request(call), out,
+                              call.seed, call.iteration, s);
       return;
     }
     bfly::gen::PackedArgs args = call_arguments(call, out);

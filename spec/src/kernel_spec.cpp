@@ -286,8 +286,8 @@ const KernelFamily& family_of(const KernelSpec& spec) {
 }
 
 int part_totals_per_row(const KernelSpec& spec) {
-  const LaunchGeometry g = launch_geometry(spec);
   if (spec.operation != Operation::sample_split) return 0;
+  const LaunchGeometry g = launch_geometry(spec);
   return g.parts_per_row + (spec.input == InputKind::logits ? g.ctas_per_row : 0);
 }
 

@@ -38,6 +38,24 @@ const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 // nullptr when `kernel_name` is not in the sample catalog.
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 
+// The scratch of a sample_split kernel (docs/DESIGN.md section 12) for `rows` rows: its part totals in the
+// accumulator (gen::part_totals_per_row(spec) per row, poisoned) and its arrival counters (zero, as the kernels
+// leave them).
+struct SplitScratch {
+  std::vector<double> part_totals_f64;  // the accumulator is double for f64, float otherwise
+  std::vector<float> part_totals_f32;
+  std::vector<unsigned long long> arrivals;
+  SplitScratch(const gen::KernelSpec& spec, long long rows) : arrivals(static_cast<std::size_t>(rows), 0ull) {
+    const auto size = static_cast<std::size_t>(rows * gen::part_totals_per_row(spec));
+    if (spec.type == gen::ElementType::f64) part_totals_f64.assign(size, -1.0);
+    else part_totals_f32.assign(size, -1.0f);
+  }
+  void* part_totals() {
+    return part_totals_f64.empty() ? static_cast<void*>(part_totals_f32.data())
+                                   : static_cast<void*>(part_totals_f64.data());
+  }
+};
+
 // Packs `values` for the kernel's family (checked: count, types, row strides >= K, non-null arrays) and runs the
 // whole grid on the CPU.
 template <typename Spec>
