@@ -63,8 +63,8 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
   }
   EXPECT_NE(thrown([] { family("nope"); })
                 .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
-                      "sample_split, sample_split_draws, sample_split_logits, sample_small, sample_pairs, lda_z, lda_z_doc, "
-                      "lda_alg1, lda_alg4"),
+                      "sample_split, sample_split_draws, sample_split_distinct, sample_split_logits, "
+                      "sample_split_logits_distinct, sample_small, sample_pairs, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
             std::string::npos);
 }
 
@@ -97,12 +97,14 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   form.draws = Draws::one;
   EXPECT_NE(thrown([&] { form.validate(); }).find("logits are drawn with draws = with_replacement"),
             std::string::npos);
-  // sample_split's forms: with replacement only, the scratch after the counters.
+  // sample_split's forms: the row kernel's, less one draw from logits, with the scratch after the counters.
   KernelSpec split = choose_sample_spec(131072, ElementType::bf16, {}, 16);
   const std::pair<std::pair<InputKind, Draws>, std::string_view> split_forms[] = {
       {{InputKind::weights, Draws::one}, "sample_split"},
       {{InputKind::weights, Draws::with_replacement}, "sample_split_draws"},
-      {{InputKind::logits, Draws::with_replacement}, "sample_split_logits"}};
+      {{InputKind::weights, Draws::without_replacement}, "sample_split_distinct"},
+      {{InputKind::logits, Draws::with_replacement}, "sample_split_logits"},
+      {{InputKind::logits, Draws::without_replacement}, "sample_split_logits_distinct"}};
   for (const auto& [which, name] : split_forms) {
     std::tie(split.input, split.draws) = which;
     split.validate();
@@ -110,8 +112,6 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
     EXPECT_EQ(parse_kernel_name(kernel_name(split)), split) << kernel_name(split);
     EXPECT_EQ(family_of(split).index_of("arrivals"), family_of(split).index_of("part_totals") + 1);
   }
-  split.draws = Draws::without_replacement;
-  EXPECT_NE(thrown([&] { split.validate(); }).find("distinct draws are the row kernel's"), std::string::npos);
   split.draws = Draws::one;
   EXPECT_NE(thrown([&] { split.validate(); }).find("is not a sample_split kernel"), std::string::npos);
   KernelSpec small = choose_sample_spec(5, ElementType::f32);

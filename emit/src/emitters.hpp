@@ -11,6 +11,10 @@
 
 namespace bfly::gen::emit {
 
+// Attempts of one draw without replacement before the exact draw among the categories left (the REDRAWS of the
+// row kernel's and of sample_split's distinct forms, docs/DESIGN.md sections 11 and 12).
+inline constexpr int kRedraws = 8;
+
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
 void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);

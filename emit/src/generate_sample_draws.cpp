@@ -16,9 +16,6 @@
 namespace bfly::gen {
 namespace {
 
-// Attempts of one draw without replacement before the exact draw among the categories left.
-constexpr int kRedraws = 8;
-
 bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
 bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
 
@@ -299,7 +296,7 @@ Source generate_sample_draws(const KernelSpec& spec) {
     constants.line("constexpr int MAX_DRAWS = {};  // draws per row at most (the categories a lane keeps)",
                    kMaxDistinctDraws);
     constants.line("constexpr int REDRAWS = {};  // attempts of a draw before the exact draw among the rest",
-                   kRedraws);
+                   emit::kRedraws);
   }
   emit::build_table(spec.W, spec.variant, functions);
   if (spec.blocks() > 0) {

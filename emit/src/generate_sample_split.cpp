@@ -17,6 +17,7 @@ namespace bfly::gen::emit {
 namespace {
 
 bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
+bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
 
 // Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
 // reaches past the last tile.
@@ -62,6 +63,11 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   else
     w.line("constexpr int SCRATCH_PER_ROW = PARTS;  // part_totals per row: the parts");
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
+  if (distinct(spec)) {
+    w.line("constexpr int MAX_DRAWS = {};  // distinct draws per row at most (the categories the last CTA keeps)",
+           kMaxDistinctDraws);
+    w.line("constexpr int REDRAWS = {};  // attempts of a draw before the exact draw among the rest", kRedraws);
+  }
 }
 
 void split_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
@@ -152,12 +158,17 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
 std::string header_comment(const KernelSpec& spec, const std::string& name) {
   CodeWriter w;
   header_preamble(spec, name, w);
+  const std::string kind = distinct(spec) ? "distinct categories" : "categories";
+  const std::string how = distinct(spec) ? "without replacement (a draw that finds a category the row has drawn is "
+                                           "redrawn, up to REDRAWS times, then drawn exactly among the categories left)"
+                                         : "with replacement";
   const std::string what =
-      logits(spec) ? "The sample_split_logits kernel: it draws num_samples categories per row from softmax(logits / T) "
-                     "of M x K logits, with replacement,"
-      : spec.draws == Draws::with_replacement
-          ? "The sample_split_draws kernel: it draws num_samples categories per row of M x K weights, with replacement,"
-          : "The sample_split kernel: it draws one category per row of M x K weights,";
+      logits(spec) ? fmt::format("The {} kernel: it draws num_samples {} per row from softmax(logits / T) of M x K "
+                                 "logits, {},", family_of(spec).name, kind, how)
+      : spec.draws != Draws::one
+          ? fmt::format("The {} kernel: it draws num_samples {} per row of M x K weights, {},", family_of(spec).name,
+                        kind, how)
+          : std::string("The sample_split kernel: it draws one category per row of M x K weights,");
   comment_paragraph(
       fmt::format("{} each row split over several CTAs, with the butterfly-patterned partial sums of Steele and Tristan "
                   "(\"Using Butterfly-Patterned Partial Sums to Draw from Discrete Distributions\", ACM TOPC 2019): the "
@@ -176,6 +187,17 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
   return text;
 }
 
+// The weights of tile `tile` of the row in a[] of each lane of a group: as loaded, or for logits e^((x - tile_max) / T)
+// under the maximum level 1 summed the tile under.
+void tile_weights(const KernelSpec& spec, CodeWriter& w) {
+  if (logits(spec))
+    w.line("const S tile_max = slice_max[tile / TILES_PER_CTA];  // the maximum level 1 summed this tile under");
+  w.line("load_tile(a, row, tile, r);");
+  if (logits(spec)) w.line("to_weights(a, tile_max, scale);");
+}
+
+void distinct_values(const KernelSpec& spec, std::map<std::string, std::string>& values);
+
 // The skeleton values that differ between the forms: the level-1 loads of the last CTA, level 2's table and
 // target, the weight of the drawn category and the sequential redraw.
 void form_values(const KernelSpec& spec, std::map<std::string, std::string>& values) {
@@ -184,6 +206,7 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   values["element_noun"] = logits(spec) ? "logit" : "weight";
   std::string state;
   if (spec.draws == Draws::one) state = "constexpr int num_samples = 1;  // one draw per row\n";
+  if (distinct(spec)) state += "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than the last CTA keeps\n";
   if (logits(spec)) state += "const S scale = static_cast<S>(1.0 / temperature);  // 1 / T: weights e^((x - max) * scale)\n";
   values["form_state"] = without_trailing_newline(state);
   CodeWriter chunk;
@@ -212,14 +235,11 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   }
   values["load_chunk_parts"] = without_trailing_newline(chunk.text());
   CodeWriter table;
+  tile_weights(spec, table);
+  if (distinct(spec)) table.line("if (rest) bfly::exclude_drawn(a, tile, r, drawn, first);  // the table of what is left");
   if (logits(spec)) {
-    table.line("const S tile_max = slice_max[tile / TILES_PER_CTA];  // the maximum level 1 summed this tile under");
-    table.line("load_tile(a, row, tile, r);");
-    table.line("to_weights(a, tile_max, scale);");
     table.line("// Level 1 rescaled the tile's parts by e^((tile_max - row_max) / T); this table holds them unscaled.");
     table.line("const S factor = bfly::logit_weight(tile_max, row_max, scale);");
-  } else {
-    table.line("load_tile(a, row, tile, r);");
   }
   table.line("build_table(a, r);");
   values["level2_table"] = without_trailing_newline(table.text());
@@ -227,11 +247,103 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   // row W-1 of the searcher's table).
   values["level2_target"] =
       logits(spec) ? "bfly::unscaled_target(part_targets[group], factor, a[W - 1])" : "part_targets[group]";
-  values["drawn_weight"] =
+  const std::string drawn_weight =
       logits(spec) ? "bfly::logit_weight(bfly::widen(row[draw]), tile_max, scale)" : widened(spec, "row[draw]");
+  values["unusable_draw"] = fmt::format("draw >= K || !({} > S(0)){}", drawn_weight,
+                                        distinct(spec) ? " || (rest && bfly::already_drawn(draw, drawn, first))" : "");
   values["sequential_draw"] =
-      logits(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], static_cast<const int*>(nullptr), 0)"
-                   : "bfly::sequential_draw(row, K, uniforms[group])";
+      distinct(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], drawn, rest ? first : 0)"
+      : logits(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], static_cast<const int*>(nullptr), 0)"
+                     : "bfly::sequential_draw(row, K, uniforms[group])";
+  values["round_batch"] = distinct(spec) ? "rest ? (table_total > S(0) ? 1 : 0) : (num_samples - first < GROUPS ? "
+                                           "num_samples - first : GROUPS)"
+                                         : "num_samples - first < GROUPS ? num_samples - first : GROUPS";
+  if (distinct(spec)) {
+    values["slot_word"] = "// Slot s: attempt `attempt` of draw `first` for s = 0, attempt 0 of draw first + s after it.\n"
+                          "const int slot = static_cast<int>(threadIdx.x);\n"
+                          "const unsigned int word = bfly::draw_word(first + slot, slot == 0 ? attempt : 0);";
+    values["walk_part"] =
+        "touched ? bfly::part_left(first_part + i, chunk_parts[i], fixed_part, fixed_total, first) : chunk_parts[i]";
+  } else {
+    values["slot_word"] = "// Draw d of row m takes the uniform of Philox(seed; m, d, iteration): draw 0 is the one-draw "
+                          "kernel's.\nconst unsigned int word = bfly::draw_word(first + static_cast<int>(threadIdx.x), 0);";
+    values["walk_part"] = "chunk_parts[i]";
+  }
+  distinct_values(spec, values);
+}
+
+// The values that make the draws distinct: the drawn categories, the table of the categories left for a round whose
+// draw is made exactly among them, the acceptance of a round's slots; with replacement, each slot is a draw.
+void distinct_values(const KernelSpec& spec, std::map<std::string, std::string>& values) {
+  if (!distinct(spec)) {
+    values["draws_state"] = "";
+    values["round_table"] = "";
+    values["accept_round"] =
+        "if (static_cast<int>(threadIdx.x) < batch) out[m * num_samples + first + threadIdx.x] = found[threadIdx.x];\n"
+        "first += batch;";
+    values["write_draws"] = "";
+    return;
+  }
+  CodeWriter state;
+  state.line("__shared__ int drawn[MAX_DRAWS];       // the categories this row has drawn, in order");
+  state.line("__shared__ int next_round[2];          // the next round's first draw and that draw's attempt");
+  state.line("__shared__ int fixed_part[MAX_DRAWS];  // the table of the categories left: the part of drawn category j");
+  state.line("__shared__ S fixed_total[MAX_DRAWS];   // ... and its total without the drawn categories");
+  if (!logits(spec)) state.line("const bfly::RowWeights<T> weight_of{row};  // weight k of the row, for a sequential draw");
+  state.line("int attempt = 0;  // the attempt of draw `first` this round (REDRAWS: the exact draw among the rest)");
+  values["draws_state"] = without_trailing_newline(state.text());
+
+  CodeWriter w;
+  w.line("// Attempts 0 .. REDRAWS - 1 of a draw search the row's table, and one that finds a drawn category is redrawn");
+  w.line("// (rejection from the whole row gives exactly the distribution of what is left). A draw whose REDRAWS attempts");
+  w.line("// all found drawn categories is made among the categories left: each part holding a drawn category is formed");
+  w.line("// again without them (group g takes drawn categories g, g + GROUPS, ...), then the chunks and their scan.");
+  w.line("const bool rest = attempt == REDRAWS;");
+  w.line("bool touched = false;  // in that table, this thread's chunk holds a part formed again");
+  {
+    auto rest = w.scope("if (rest)");
+    {
+      auto parts = w.scope("for (int fix = 0; fix < first; fix += GROUPS)");
+      w.line("if (fix + warp_first_group >= first) continue;  // no group of this warp has a drawn category left");
+      w.line("const int j = fix + group;");
+      w.line("const int part = j < first ? drawn[j] / W : 0;");
+      w.line("const int tile = part / W;");
+      w.line("S a[W];");
+      tile_weights(spec, w);
+      w.line("bfly::exclude_drawn(a, tile, r, drawn, first);");
+      w.line("build_table(a, r);");
+      auto owner = w.scope("if (j < first && r == part % W)");
+      w.line("fixed_part[j] = part;");
+      w.line("fixed_total[j] = {};  // row W-1: the part's total, as level 1 holds it",
+             logits(spec) ? "bfly::rescale(a[W - 1], tile_max, row_max, scale)" : "a[W - 1]");
+    }
+    w.line("__syncthreads();");
+    w.line("for (int j = 0; j < first; ++j) touched |= fixed_part[j] / CHUNK_PARTS == static_cast<int>(threadIdx.x);");
+    {
+      auto sum = w.scope("if (touched)");
+      w.line("table_chunk_total = S(0);");
+      w.line("#pragma unroll");
+      w.line("for (int i = 0; i < CHUNK_PARTS; ++i)");
+      w.line("  table_chunk_total += bfly::part_left(first_part + i, chunk_parts[i], fixed_part, fixed_total, first);");
+    }
+    w.line("table_chunk_end = bfly::block_inclusive_scan<THREADS>(scan, table_chunk_total);");
+    w.line("table_total = scan[THREADS - 1];");
+    w.line("table_chunk_start = threadIdx.x > 0 ? scan[threadIdx.x - 1] : S(0);");
+  }
+  values["round_table"] = without_trailing_newline(w.text());
+  values["accept_round"] =
+      "// Thread 0 keeps the slots that found categories not drawn before, in order, and sets the next round.\n"
+      "if (threadIdx.x == 0) bfly::accept_distinct_round(found, batch, first, attempt, REDRAWS, num_samples, drawn, "
+      "next_round);\n"
+      "__syncthreads();\n"
+      "first = next_round[0];\n"
+      "attempt = next_round[1];";
+  values["write_draws"] =
+      "// The row's draws; a row left without positive weights draws -1 for the rest and is counted as invalid.\n"
+      "if (valid) {\n"
+      "  for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = drawn[d];\n"
+      "  if (threadIdx.x == 0 && drawn[num_samples - 1] < 0) bfly::report_invalid_row(invalid_rows, m);\n"
+      "}";
 }
 
 }  // namespace

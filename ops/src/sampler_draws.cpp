@@ -46,13 +46,12 @@ void check_request(int K, gen::ElementType type, const DrawRequest& request) {
 
 gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced,
                            long long M) {
-  // With replacement, rows that one draw would split over several CTAs (gen::choose_sample_spec's rule for K and M)
-  // take sample_split's form; every other call takes the row kernel's form (sample_small and sample_pairs draw once
-  // from weights only). A caller that forces an operation without these forms gets validate()'s error.
+  // Rows that one draw would split over several CTAs (gen::choose_sample_spec's rule for K and M) take sample_split's
+  // form; every other call takes the row kernel's form (sample_small and sample_pairs draw once from weights only).
+  // A caller that forces an operation without these forms gets validate()'s error.
   gen::SampleChoice choice = forced;
   if (!choice.operation) {
-    const bool split = request.replacement &&
-                       gen::choose_sample_spec(K, type, forced, M).operation == gen::Operation::sample_split;
+    const bool split = gen::choose_sample_spec(K, type, forced, M).operation == gen::Operation::sample_split;
     choice.operation = split ? gen::Operation::sample_split : gen::Operation::sample;
   }
   gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);

@@ -73,21 +73,25 @@ def test_torch_several_and_distinct_draws_and_logits_equal_the_cpu_draws(torch, 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_torch_long_rows_of_logits_equal_the_cpu_draws(torch, dtype):
-    # Few long rows: sample_split's logits and several-draws forms (K = 40000, three CTAs per row) on the GPU against
-    # the same source compiled for the CPU.
+    # Few long rows: sample_split's logits and several-draws forms, with and without replacement (K = 40000, three
+    # CTAs per row), on the GPU against the same source compiled for the CPU.
     rng = np.random.default_rng()
     x = torch.from_numpy((3 * rng.standard_normal((9, 40000))).astype(np.float32))
     x[:, 20000:] -= 5
     x[4] = float("-inf")
     x = x.to(getattr(torch, dtype))
     seed = int(rng.integers(2**63))
-    for n in (None, 3, 20):
-        gpu = bfly.sample_logits(x.cuda(), n, temperature=0.9, seed=seed, offset=2)
-        assert torch.equal(gpu.cpu(), bfly.sample_logits(x, n, temperature=0.9, seed=seed, offset=2)), n
+    for n, replacement in ((None, True), (3, True), (20, True), (12, False)):
+        gpu = bfly.sample_logits(x.cuda(), n, temperature=0.9, replacement=replacement, seed=seed, offset=2)
+        cpu = bfly.sample_logits(x, n, temperature=0.9, replacement=replacement, seed=seed, offset=2)
+        assert torch.equal(gpu.cpu(), cpu), (n, replacement)
     assert bfly.invalid_rows(gpu).tolist() == [4]
-    w = torch.from_numpy(random_weights(rng, 9, 40000)).to(getattr(torch, dtype))
-    gpu = bfly.sample(w.cuda(), 6, seed=seed)
-    assert torch.equal(gpu.cpu(), bfly.sample(w, 6, seed=seed))
+    host = random_weights(rng, 9, 40000)
+    host[3, 30000] = 1e6  # peaked: redraws, then the exact draw among the categories left
+    w = torch.from_numpy(host).to(getattr(torch, dtype))
+    for n, replacement in ((6, True), (10, False)):
+        gpu = bfly.sample(w.cuda(), n, replacement=replacement, seed=seed)
+        assert torch.equal(gpu.cpu(), bfly.sample(w, n, replacement=replacement, seed=seed)), (n, replacement)
 
 
 def test_torch_several_draws_invalid_rows_and_strided_rows(torch):

@@ -207,6 +207,33 @@ def test_long_rows_split_over_ctas_draw_from_the_softmax():
         check(several[:, d], expected, margin)
 
 
+def test_long_rows_split_over_ctas_draw_distinct_categories():
+    # Few long rows without replacement take sample_split's distinct form (docs/DESIGN.md section 12): the row kernel's
+    # redraws, and the exact draw among the categories left on a table formed again without the drawn ones. K = 20000
+    # with 12 rows: two CTAs per row.
+    rng = np.random.default_rng()
+    n = 6
+    w = random_weights(rng, 12, 20000, np.float32)
+    w[2] *= rng.random(20000) < 0.0002  # a handful of positive weights: -1 once they are all drawn
+    w[2, 5] = 0.5
+    w[5, 17000] = 1e6  # one weight holding nearly all the mass: redraws, then the exact draw of the rest
+    w[6, [3, 19999]] = 1e5  # two heavy weights, one in each CTA's slice
+    w[9] = 0  # invalid
+    seed, offset = int(rng.integers(2**63)), int(rng.integers(2**32))
+    draws = np.asarray(bfly.sample(w, n, replacement=False, seed=seed, offset=offset))
+    expected, margin = reference.distinct_draws(w, seed, offset, n)
+    different = (draws != expected).any(axis=1)
+    assert np.all(margin[different] < 1e-4) and different.sum() <= 1, (np.flatnonzero(different), margin)
+    positive = (w > 0).sum(axis=1)
+    for r in range(12):
+        taken = draws[r][draws[r] >= 0]
+        assert len(taken) == min(n, positive[r]) and len(set(taken.tolist())) == len(taken)
+        assert np.all(w[r, taken] > 0)
+    assert draws[5, 0] == 17000 and set(draws[6, :2].tolist()) == {3, 19999}
+    assert np.all(draws[9] == -1) and 9 in bfly.invalid_rows(draws).tolist()
+    assert np.array_equal(draws[:, 0], bfly.sample(w, seed=seed, offset=offset))  # draw 0: the one-draw kernel's
+
+
 def test_row_draw_depends_only_on_its_row_and_index():
     rng = np.random.default_rng()
     w = random_weights(rng, 400, 37, np.float64)

@@ -214,9 +214,6 @@ void KernelSpec::validate() const {
     throw Error(fmt::format("input = {} and draws = {} are not allowed for {}: only sample and sample_split kernels "
                             "take logits or draw several categories per row", name_of(input), name_of(draws),
                             name_of(operation)));
-  if (operation == Operation::sample_split && draws == Draws::without_replacement)
-    throw Error(fmt::format("draws = without_replacement is not allowed for sample_split: distinct draws are the row "
-                            "kernel's (operation sample)"));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));

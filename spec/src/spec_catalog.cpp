@@ -121,8 +121,8 @@ std::vector<KernelSpec> sample_draws_test_specs() {
           spec.validate();
           specs.push_back(spec);
         }
-  // sample_split's forms (with replacement): one padded tile (K = 5), two CTAs of W = 32 (K = 20000: slices of 16 and 4
-  // tiles), and three CTAs of W = 8 groups (K = 10000); one type of each input kind per geometry.
+  // sample_split's forms (with and without replacement): one padded tile (K = 5), two CTAs of W = 32 (K = 20000:
+  // slices of 16 and 4 tiles), and three CTAs of W = 8 groups (K = 10000); one type of each input kind per geometry.
   struct SplitGeometry {
     int W, K;
     ElementType weights_type, logits_type;
@@ -134,14 +134,15 @@ std::vector<KernelSpec> sample_draws_test_specs() {
       {8, 10000, ElementType::bf16, ElementType::bf16, Variant::swap},
   };
   for (InputKind input : {InputKind::weights, InputKind::logits})
-    for (const SplitGeometry& g : kSplitGeometries) {
-      KernelSpec spec{g.W, g.K, 0, input == InputKind::logits ? g.logits_type : g.weights_type, g.variant,
-                      Operation::sample_split};
-      spec.input = input;
-      spec.draws = Draws::with_replacement;
-      spec.validate();
-      specs.push_back(spec);
-    }
+    for (Draws draws : {Draws::with_replacement, Draws::without_replacement})
+      for (const SplitGeometry& g : kSplitGeometries) {
+        KernelSpec spec{g.W, g.K, 0, input == InputKind::logits ? g.logits_type : g.weights_type, g.variant,
+                        Operation::sample_split};
+        spec.input = input;
+        spec.draws = draws;
+        spec.validate();
+        specs.push_back(spec);
+      }
   return specs;
 }
 

@@ -79,6 +79,62 @@ __device__ __forceinline__ bool already_drawn(int k, const int* drawn, int count
   return false;
 }
 
+// sample_split's distinct draws (docs/DESIGN.md section 12): zeroes, in lane r's column of the tile `tile` of a row
+// (a[k] is weight r of part k, category tile * W * W + k * W + r), the categories among the `count` drawn, so that
+// the table built from `a` is the table of the categories left.
+template <int W, typename S>
+__device__ __forceinline__ void exclude_drawn(S (&a)[W], int tile, int r, const int* drawn, int count) {
+  unsigned int mask = 0u;  // bit k: a[k] was drawn
+  for (int j = 0; j < count; ++j) {
+    const int c = drawn[j] - tile * (W * W);
+    if (c >= 0 && c < W * W && c % W == r) mask |= 1u << (c / W);
+  }
+#pragma unroll
+  for (int k = 0; k < W; ++k)
+    if ((mask >> k) & 1u) a[k] = S(0);
+}
+
+// The total of part `part` in the table of the categories left: `fixed_total[j]` when the part is `fixed_part[j]`
+// (a part holding a drawn category, its total formed again without it), else its total in the row's table.
+template <typename S>
+__device__ __forceinline__ S part_left(int part, S row_total, const int* fixed_part, const S* fixed_total, int fixes) {
+  for (int j = 0; j < fixes; ++j)
+    if (fixed_part[j] == part) return fixed_total[j];
+  return row_total;
+}
+
+// sample_split's distinct draws, after a round: slot 0 was attempt `attempt` of draw `first`, slot s > 0 attempt 0
+// of draw first + s. The slots are kept in order while each found a category the row has not drawn; the first that
+// did not decides the next round: the same draw's next attempt (REDRAWS: the exact draw among the categories left,
+// one slot, `batch` 0 when nothing positive is left). `next` receives the next round's first draw and its attempt;
+// a row that ran out draws -1 for the rest.
+__device__ inline void accept_distinct_round(const int* found, int batch, int first, int attempt, int redraws,
+                                             int num_samples, int* drawn, int* next) {
+  if (attempt == redraws) {
+    const int category = batch > 0 ? found[0] : -1;
+    if (category < 0) {
+      for (int d = first; d < num_samples; ++d) drawn[d] = -1;
+      next[0] = num_samples;
+    } else {
+      drawn[first] = category;
+      next[0] = first + 1;
+    }
+    next[1] = 0;
+    return;
+  }
+  for (int s = 0; s < batch; ++s) {
+    const int d = first + s;
+    if (already_drawn(found[s], drawn, d)) {
+      next[0] = d;
+      next[1] = (s == 0 ? attempt : 0) + 1;
+      return;
+    }
+    drawn[d] = found[s];
+  }
+  next[0] = first + batch;
+  next[1] = 0;
+}
+
 // The weights of one row as the kernels see them: explicit weights widened to the accumulator, or the weights of
 // logits under the row's final maximum.
 template <typename T>

@@ -67,57 +67,53 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
   S chunk_total = S(0);
 #pragma unroll
   for (int i = 0; i < CHUNK_PARTS; ++i) chunk_total += chunk_parts[i];
-  scan[threadIdx.x] = chunk_total;
-  __syncthreads();
-  for (int offset = 1; offset < THREADS; offset *= 2) {
-    const S add = static_cast<int>(threadIdx.x) >= offset ? scan[threadIdx.x - offset] : S(0);
-    __syncthreads();
-    scan[threadIdx.x] += add;
-    __syncthreads();
-  }
+  const S chunk_end = bfly::block_inclusive_scan<THREADS>(scan, chunk_total);
   const S total = scan[THREADS - 1];
   const bool valid = !flags[0] && bfly::valid_total(total);
   const S chunk_start = threadIdx.x > 0 ? scan[threadIdx.x - 1] : S(0);
-  const S chunk_end = scan[threadIdx.x];
 
-  // ---- The draws, GROUPS at a time: draw first + g is searched in level 1 by every thread, in level 2 by group g ----
-  __shared__ S uniforms[GROUPS];     // u of each draw of the batch (docs/DESIGN.md sections 5 and 11)
+  // ---- The draws, a round at a time: slot g of a round is searched in level 1 by every thread, in level 2 by group g ----
+  __shared__ S uniforms[GROUPS];     // u of each slot (docs/DESIGN.md sections 5 and 11)
   __shared__ S targets[GROUPS];      // u' = u * total, kept below total
   __shared__ int chosen_part[GROUPS];
   __shared__ S part_targets[GROUPS];  // u' less the running total before the chosen part, below the part's total
-  // The first group of this thread's warp: a warp searches in level 2 while any of its groups has a draw, so that
+  __shared__ int found[GROUPS];       // the category level 2 found for each slot
+  // The first group of this thread's warp: a warp searches in level 2 while any of its groups has a slot, so that
   // every lane of the warp takes part in the shuffles.
   const int warp_first_group = static_cast<int>(threadIdx.x) / 32 * (32 / W);
-  for (int first = 0; first < num_samples; first += GROUPS) {
-    const int batch = num_samples - first < GROUPS ? num_samples - first : GROUPS;
+  {{draws_state}}
+  for (int first = 0; valid && first < num_samples;) {
+    // The table this round searches: level 1 as built (its total and this thread's chunk of it).
+    S table_total = total, table_chunk_start = chunk_start, table_chunk_end = chunk_end, table_chunk_total = chunk_total;
+    {{round_table}}
+    const int batch = {{round_batch}};
     if (static_cast<int>(threadIdx.x) < batch) {
-      // Draw d of row m takes the uniform of Philox(seed; m, d, iteration): draw 0 is the one-draw kernel's.
-      const unsigned int word = bfly::draw_word(first + static_cast<int>(threadIdx.x), 0);
+      {{slot_word}}
       const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), word, iteration), S());
       uniforms[threadIdx.x] = u;
-      targets[threadIdx.x] = valid ? bfly::scaled_uniform(u, total) : S(0);
+      targets[threadIdx.x] = bfly::scaled_uniform(u, table_total);
       chosen_part[threadIdx.x] = 0;
       part_targets[threadIdx.x] = S(0);
     }
     __syncthreads();
     // The chunk holding u' is the first whose running total exceeds it (the scan never decreases). Its thread walks
-    // the chunk's parts with the sums that formed chunk_total, relative to the chunk's start, so it finds one.
-    for (int b = 0; valid && b < batch; ++b) {
+    // the chunk's parts with the sums that formed its chunk total, relative to the chunk's start, so it finds one.
+    for (int b = 0; b < batch; ++b) {
       const S target = targets[b];
-      if (!(target < chunk_end) || target < chunk_start) continue;
-      S within = target - chunk_start;
-      if (!(within < chunk_total)) within = bfly::value_below(chunk_total);
+      if (!(target < table_chunk_end) || target < table_chunk_start) continue;
+      S within = target - table_chunk_start;
+      if (!(within < table_chunk_total)) within = bfly::value_below(table_chunk_total);
       S run = S(0);
-      bool found = false;
+      bool found_part = false;
 #pragma unroll
       for (int i = 0; i < CHUNK_PARTS; ++i) {
-        const S part = chunk_parts[i];
+        const S part = {{walk_part}};
         const S next = run + part;
-        if (!found && within < next) {
-          const S rest = within - run;
+        if (!found_part && within < next) {
+          const S in_part = within - run;
           chosen_part[b] = first_part + i;
-          part_targets[b] = rest < part ? rest : bfly::value_below(part);
-          found = true;
+          part_targets[b] = in_part < part ? in_part : bfly::value_below(part);
+          found_part = true;
         }
         run = next;
       }
@@ -125,9 +121,9 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     __syncthreads();
 
     // ---- Level 2: Algorithm 10 in the chosen part's tile ----
-    // Group g reloads the tile of draw first + g and builds its table exactly as level 1 did, so row W-1 of lane p's
-    // table is part p's total again; the lane of the chosen part searches its block, the others search for 0.
-    if (valid && first + warp_first_group < num_samples) {
+    // Group g reloads the tile of slot g and builds its table exactly as level 1 did, so row W-1 of lane p's table
+    // is part p's total again; the lane of the chosen part searches its block, the others search for 0.
+    if (warp_first_group < batch) {
       const bool drawing = group < batch;
       const int part = drawing ? chosen_part[group] : 0;
       const int tile = part / W, owner = part % W;
@@ -140,12 +136,14 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
         int draw = tile * (W * W) + owner * W + column;
         // Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially
         // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-        if (draw >= K || !({{drawn_weight}} > S(0))) draw = {{sequential_draw}};
-        out[m * num_samples + first + group] = draw;
+        if ({{unusable_draw}}) draw = {{sequential_draw}};
+        found[group] = draw;
       }
     }
-    __syncthreads();  // the next batch reuses the shared draws
+    __syncthreads();
+    {{accept_round}}
   }
+  {{write_draws}}
   if (!valid) {
     for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = -1;
     if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, m);

@@ -25,6 +25,22 @@ __device__ __forceinline__ S load_published(const S* p) {
 #endif
 }
 
+// The inclusive scan of `x` over the THREADS threads of a CTA, through `scan` (THREADS elements of shared memory), in a
+// fixed pattern (Hillis and Steele), so every thread's result is the same sums whatever the launch: the running
+// total up to and including this thread's. Afterwards scan[t] holds thread t's result.
+template <int THREADS, typename S>
+__device__ __forceinline__ S block_inclusive_scan(S* scan, S x) {
+  scan[threadIdx.x] = x;
+  __syncthreads();
+  for (int offset = 1; offset < THREADS; offset *= 2) {
+    const S add = static_cast<int>(threadIdx.x) >= offset ? scan[threadIdx.x - offset] : S(0);
+    __syncthreads();
+    scan[threadIdx.x] += add;
+    __syncthreads();
+  }
+  return scan[threadIdx.x];
+}
+
 // The arrival counter of a row: CTAs add kArrived, plus kArrivedBad when they saw an unusable weight; the low 32
 // bits count the CTAs, the high 32 bits the CTAs that saw one.
 constexpr unsigned long long kArrived = 1ull;

@@ -259,10 +259,10 @@ TEST(Sampler, DrawsArgumentsFollowTheFamily) {
   EXPECT_EQ(gen::kernel_name(weights), "bfly_sample_draws_f64_w16_k71_r8_swap");
 }
 
-// Long rows, or few rows of K >= 4096: draws with replacement take sample_split's forms where one draw takes
-// sample_split (gen::choose_sample_spec's rule); without replacement, and elsewhere, the row kernel's forms. The split
+// Long rows, or few rows of K >= 4096: several draws take sample_split's forms where one draw takes sample_split
+// (gen::choose_sample_spec's rule), with and without replacement; elsewhere the row kernel's forms. The split
 // forms' packing adds the scratch after the counters.
-TEST(Sampler, DrawsSplitLongRowsWithReplacement) {
+TEST(Sampler, DrawsSplitLongRows) {
   const DrawRequest logits{gen::InputKind::logits, 0.7, 2, true};
   EXPECT_EQ(gen::kernel_name(draws_spec(131072, gen::ElementType::bf16, logits, {}, 16)),
             "bfly_sample_split_logits_bf16_w32_k131072_r0_addsub");
@@ -272,9 +272,9 @@ TEST(Sampler, DrawsSplitLongRowsWithReplacement) {
             "bfly_sample_split_draws_f32_w32_k8192_r0_addsub");
   EXPECT_EQ(draws_spec(8192, gen::ElementType::f32, DrawRequest{.num_samples = 4}, {}, 1 << 20).operation,
             gen::Operation::sample);  // many rows of K < 16384: the row kernel
-  EXPECT_EQ(draws_spec(131072, gen::ElementType::f32, DrawRequest{.num_samples = 4, .replacement = false}, {}, 16)
-                .operation,
-            gen::Operation::sample);  // distinct draws are the row kernel's
+  EXPECT_EQ(gen::kernel_name(draws_spec(131072, gen::ElementType::f32,
+                                        DrawRequest{.num_samples = 4, .replacement = false}, {}, 16)),
+            "bfly_sample_split_distinct_f32_w32_k131072_r0_addsub");  // distinct draws split too
   gen::SampleChoice row_kernel;
   row_kernel.operation = gen::Operation::sample;
   EXPECT_EQ(draws_spec(131072, gen::ElementType::f32, logits, row_kernel, 16).operation, gen::Operation::sample);

@@ -64,8 +64,7 @@ const std::vector<Flag> kSpecFlags = {
      "f32, f16 or bf16)"},
     {"--draws", "D",
      "draws per row of a sample kernel: one (default for weights), with_replacement (num_samples draws from one "
-     "table; default for logits) or without_replacement (num_samples distinct categories); sample_split draws one "
-     "or with_replacement"},
+     "table; default for logits) or without_replacement (num_samples distinct categories), the same for sample_split"},
 };
 
 constexpr std::string_view kSpecUsage =

@@ -88,16 +88,19 @@ inline constexpr KernelArg kSampleSplitArgs[] = {
 };
 #define BFLY_SPLIT_DRAWS_TRAILING_ARGS(part_totals_doc)                                                             \
   {"num_samples", ArgType::i32, ArgRole::value,                                                                    \
-   "draws per row, 1 .. 2^24, with replacement; the last CTA of a row makes them, GROUPS at a time"},            \
+   "draws per row: 1 .. 2^24, or 1 .. 64 without replacement (bfly::gen::kMaxDistinctDraws; the kernel traps "   \
+   "above it); the last CTA of a row makes them, GROUPS at a time"},                                              \
       {"out", ArgType::i32s, ArgRole::output,                                                                      \
        "device array of M x num_samples ints, row-major: draw d of row r at out[r * num_samples + d]; -1 for "      \
-       "every draw of an invalid row"},                                                                           \
+       "every draw of an invalid row, and for the draws of a row without replacement past its positive "          \
+       "categories"},                                                                                             \
       {"invalid_rows", ArgType::u64s, ArgRole::counters,                                                          \
-       "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of invalid rows to [0] "  \
-       "and lowers [1] to the first of them"},                                                                    \
+       "nullptr, or two device counters preset to {0, ~0ull}: the kernel adds the number of rows with a -1 draw "  \
+       "to [0] and lowers [1] to the first of them"},                                                             \
       BFLY_SPLIT_SCRATCH_ARGS(part_totals_doc), {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},      \
       {"iteration", ArgType::u32, ArgRole::iteration,                                                             \
-       "draw d of row r comes from Philox(seed; r, d, iteration): the same arguments give the same draws"}
+       "draw d of row r comes from Philox(seed; r, d, iteration) (redraws without replacement: word 2 = d + "      \
+       "attempt * 2^24): the same arguments give the same draws"}
 inline constexpr KernelArg kSampleSplitDrawsArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
@@ -162,6 +165,15 @@ inline constexpr KernelFamily kSampleSplitLogits{"sample_split_logits",
                                            "draws num_samples categories per row from softmax(logits / T) of M x K "
                                            "logits, with replacement, each row split over several CTAs",
                                            "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitLogitsArgs};
+inline constexpr KernelFamily kSampleSplitDistinct{"sample_split_distinct",
+                                             "draws num_samples distinct categories per row of M x K weights "
+                                             "(without replacement), each row split over several CTAs",
+                                             "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitDrawsArgs};
+inline constexpr KernelFamily kSampleSplitLogitsDistinct{
+    "sample_split_logits_distinct",
+    "draws num_samples distinct categories per row from softmax(logits / T) of M x K logits (without replacement), "
+    "each row split over several CTAs",
+    "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitLogitsArgs};
 inline constexpr KernelFamily kSamplePairs{"sample_pairs",
                                     "draws one category per row of M x K weights, two adjacent weights per table "
                                     "entry (K even; weights aligned to two elements and ld even)",
@@ -202,10 +214,11 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 14> kAll = {
-    &kSample,           &kSampleDraws, &kSampleDistinct, &kSampleLogits, &kSampleLogitsDistinct,
-    &kSampleSplit,      &kSampleSplitDraws, &kSampleSplitLogits, &kSampleSmall, &kSamplePairs,
-    &kLdaZ,             &kLdaZDoc,     &kLdaAlg1,        &kLdaAlg4};
+inline constexpr std::array<const KernelFamily*, 16> kAll = {
+    &kSample,      &kSampleDraws,       &kSampleDistinct,      &kSampleLogits,
+    &kSampleLogitsDistinct, &kSampleSplit, &kSampleSplitDraws, &kSampleSplitDistinct,
+    &kSampleSplitLogits, &kSampleSplitLogitsDistinct, &kSampleSmall, &kSamplePairs,
+    &kLdaZ,        &kLdaZDoc,           &kLdaAlg1,             &kLdaAlg4};
 
 }  // namespace bfly::gen::families
 
@@ -230,4 +243,6 @@ inline constexpr std::array<const KernelFamily*, 14> kAll = {
   X(sample, logits, without_replacement, ::bfly::gen::families::kSampleLogitsDistinct)              \
   X(sample_split, weights, one, ::bfly::gen::families::kSampleSplit)                                \
   X(sample_split, weights, with_replacement, ::bfly::gen::families::kSampleSplitDraws)              \
-  X(sample_split, logits, with_replacement, ::bfly::gen::families::kSampleSplitLogits)
+  X(sample_split, weights, without_replacement, ::bfly::gen::families::kSampleSplitDistinct)        \
+  X(sample_split, logits, with_replacement, ::bfly::gen::families::kSampleSplitLogits)              \
+  X(sample_split, logits, without_replacement, ::bfly::gen::families::kSampleSplitLogitsDistinct)

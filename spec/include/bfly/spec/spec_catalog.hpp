@@ -32,7 +32,7 @@ std::vector<KernelSpec> pairs_test_specs();
 // The draw-test matrix of the sample forms beyond one draw from weights (several draws with and without
 // replacement, from weights and from logits): six geometries (the whole row a remnant, one block, remnant and
 // blocks, a padded remnant, chunks of 2 and of 16 blocks) in f32, and three of them in f64 and bf16 (weights) or
-// f16 and bf16 (logits); then sample_split's forms with replacement, from weights and from logits, at three
+// f16 and bf16 (logits); then sample_split's forms with and without replacement, from weights and from logits, at three
 // geometries (one padded tile, two CTAs of W = 32, three CTAs of W = 8). Every spec is valid and appears once.
 std::vector<KernelSpec> sample_draws_test_specs();
 
