@@ -255,13 +255,13 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
       distinct(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], drawn, rest ? first : 0)"
       : logits(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], static_cast<const int*>(nullptr), 0)"
                      : "bfly::sequential_draw(row, K, uniforms[group])";
-  values["round_batch"] = distinct(spec) ? "rest ? (table_total > S(0) ? 1 : 0) : (num_samples - first < GROUPS ? "
-                                           "num_samples - first : GROUPS)"
-                                         : "num_samples - first < GROUPS ? num_samples - first : GROUPS";
+  values["round_batch"] =
+      distinct(spec) ? "rest && !(table_total > S(0)) ? 0 : bfly::distinct_slots(first, attempt, REDRAWS, num_samples, GROUPS)"
+                     : "num_samples - first < GROUPS ? num_samples - first : GROUPS";
   if (distinct(spec)) {
-    values["slot_word"] = "// Slot s: attempt `attempt` of draw `first` for s = 0, attempt 0 of draw first + s after it.\n"
-                          "const int slot = static_cast<int>(threadIdx.x);\n"
-                          "const unsigned int word = bfly::draw_word(first + slot, slot == 0 ? attempt : 0);";
+    values["slot_word"] = "int slot_draw, slot_attempt;  // the draw and attempt of this slot (attempt a: word d + a * 2^24)\n"
+                          "bfly::distinct_slot(static_cast<int>(threadIdx.x), first, attempt, REDRAWS, slot_draw, slot_attempt);\n"
+                          "const unsigned int word = bfly::draw_word(slot_draw, slot_attempt);";
     values["walk_part"] =
         "touched ? bfly::part_left(first_part + i, chunk_parts[i], fixed_part, fixed_total, first) : chunk_parts[i]";
   } else {

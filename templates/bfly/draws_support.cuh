@@ -103,11 +103,34 @@ __device__ __forceinline__ S part_left(int part, S row_total, const int* fixed_p
   return row_total;
 }
 
-// sample_split's distinct draws, after a round: slot 0 was attempt `attempt` of draw `first`, slot s > 0 attempt 0
-// of draw first + s. The slots are kept in order while each found a category the row has not drawn; the first that
-// did not decides the next round: the same draw's next attempt (REDRAWS: the exact draw among the categories left,
-// one slot, `batch` 0 when nothing positive is left). `next` receives the next round's first draw and its attempt;
-// a row that ran out draws -1 for the rest.
+// sample_split's distinct draws: the draw and attempt slot s of a round searches, the round starting at attempt
+// `attempt` of draw `first`. A fresh draw (attempt 0) is followed by attempt 0 of the next draws, GROUPS draws a
+// round in a flat row. A draw already redrawn (its row is peaked) has its attempts left in the first slots, then
+// attempt 0 of the next draws, so its redraws take one round rather than one each. Attempt `redraws` (the exact draw
+// among the categories left) is a round of one slot.
+__device__ __forceinline__ void distinct_slot(int s, int first, int attempt, int redraws, int& draw, int& draw_attempt) {
+  const int left = attempt == 0 || attempt == redraws ? 1 : redraws - attempt;  // slots of draw `first`
+  if (s < left) {
+    draw = first;
+    draw_attempt = attempt + s;
+  } else {
+    draw = first + 1 + (s - left);
+    draw_attempt = 0;
+  }
+}
+
+// The slots of a round from (first, attempt): up to `groups`, none past the last draw.
+__device__ __forceinline__ int distinct_slots(int first, int attempt, int redraws, int num_samples, int groups) {
+  if (attempt == redraws) return 1;
+  const int slots = (attempt == 0 ? 1 : redraws - attempt) + (num_samples - first - 1);
+  return slots < groups ? slots : groups;
+}
+
+// sample_split's distinct draws, after a round of `batch` slots (distinct_slot): each draw takes the first of its
+// slots that found a category the row has not drawn, in order; the first draw that found none decides the next
+// round, at its next attempt (`redraws`: the exact draw among the categories left; `batch` 0 there when nothing
+// positive is left). `next` receives the next round's first draw and its attempt; a row that ran out draws -1 for
+// the rest.
 __device__ inline void accept_distinct_round(const int* found, int batch, int first, int attempt, int redraws,
                                              int num_samples, int* drawn, int* next) {
   if (attempt == redraws) {
@@ -122,16 +145,24 @@ __device__ inline void accept_distinct_round(const int* found, int batch, int fi
     next[1] = 0;
     return;
   }
+  int undecided = first;  // the first draw not made yet
   for (int s = 0; s < batch; ++s) {
-    const int d = first + s;
-    if (already_drawn(found[s], drawn, d)) {
-      next[0] = d;
-      next[1] = (s == 0 ? attempt : 0) + 1;
-      return;
+    int d, a;
+    distinct_slot(s, first, attempt, redraws, d, a);
+    if (d < undecided) continue;  // made by an earlier attempt of this round
+    if (!already_drawn(found[s], drawn, d)) {
+      drawn[d] = found[s];
+      undecided = d + 1;
+      continue;
     }
-    drawn[d] = found[s];
+    int next_d, next_a;  // the draw found a drawn category: its next attempt, unless this round holds it
+    if (s + 1 < batch) distinct_slot(s + 1, first, attempt, redraws, next_d, next_a);
+    if (s + 1 < batch && next_d == d) continue;
+    next[0] = d;
+    next[1] = a + 1;
+    return;
   }
-  next[0] = first + batch;
+  next[0] = undecided;
   next[1] = 0;
 }
 
