@@ -216,8 +216,8 @@ def test_long_rows_split_over_ctas_draw_distinct_categories():
     w = random_weights(rng, 12, 20000, np.float32)
     w[2] *= rng.random(20000) < 0.0002  # a handful of positive weights: -1 once they are all drawn
     w[2, 5] = 0.5
-    w[5, 17000] = 1e6  # one weight holding nearly all the mass: redraws, then the exact draw of the rest
-    w[6, [3, 19999]] = 1e5  # two heavy weights, one in each CTA's slice
+    w[5, 17000] = 1e7  # one weight holding nearly all the mass: redraws, then the exact draw of the rest
+    w[6, [3, 19999]] = 1e7  # two heavy weights, one in each CTA's slice
     w[9] = 0  # invalid
     seed, offset = int(rng.integers(2**63)), int(rng.integers(2**32))
     draws = np.asarray(bfly.sample(w, n, replacement=False, seed=seed, offset=offset))
@@ -229,7 +229,9 @@ def test_long_rows_split_over_ctas_draw_distinct_categories():
         taken = draws[r][draws[r] >= 0]
         assert len(taken) == min(n, positive[r]) and len(set(taken.tolist())) == len(taken)
         assert np.all(w[r, taken] > 0)
-    assert draws[5, 0] == 17000 and set(draws[6, :2].tolist()) == {3, 19999}
+    # The heavy weights are among the draws (each is missed with probability under 1e-12); which draw takes them is
+    # random (row 6's two heavy weights need not be the first two draws), so the test does not ask.
+    assert 17000 in draws[5] and {3, 19999} <= set(draws[6].tolist())
     assert np.all(draws[9] == -1) and 9 in bfly.invalid_rows(draws).tolist()
     assert np.array_equal(draws[:, 0], bfly.sample(w, seed=seed, offset=offset))  # draw 0: the one-draw kernel's
 
