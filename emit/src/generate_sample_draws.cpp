@@ -345,7 +345,7 @@ Source generate_sample_draws(const KernelSpec& spec) {
       distinct(spec) ? "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than a lane keeps" : "";
   values["input_state"] =
       logits(spec)
-          ? "const S scale = static_cast<S>(1.0 / temperature);  // 1 / T: the weights are e^((x - max) * scale)\n"
+          ? "const S scale = static_cast<S>(bfly::kLog2e / temperature);  // the weights are 2^((x - max) * scale)\n"
             "// This lane's group of W lanes (for the maximum over a row of a block) and its row's maximum so far.\n"
             "const unsigned int group = W == 32 ? FULL : ((1u << W) - 1u) << (threadIdx.x & 31 & ~(W - 1));\n"
             "S row_max = bfly::minus_infinity();"

@@ -207,7 +207,7 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   std::string state;
   if (spec.draws == Draws::one) state = "constexpr int num_samples = 1;  // one draw per row\n";
   if (distinct(spec)) state += "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than the last CTA keeps\n";
-  if (logits(spec)) state += "const S scale = static_cast<S>(1.0 / temperature);  // 1 / T: weights e^((x - max) * scale)\n";
+  if (logits(spec)) state += "const S scale = static_cast<S>(bfly::kLog2e / temperature);  // weights 2^((x - max) * scale)\n";
   values["form_state"] = without_trailing_newline(state);
   CodeWriter chunk;
   if (logits(spec)) {

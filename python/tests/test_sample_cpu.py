@@ -132,11 +132,12 @@ def test_distinct_draws_follow_sequential_sampling():
 
 
 def logit_reference(x, temperature, seed, offset, draw):
-    """The reference draw from softmax(x / temperature): the weights exp((x - max) * float32(1 / T)) in float64."""
+    """The reference draw from softmax(x / temperature): the weights 2^((x - max) * float32(log2(e) / T)) in float64,
+    with the scale rounded as the kernels round it."""
     x = np.asarray(x, dtype=np.float64)
-    scale = np.float64(np.float32(1.0 / temperature))
+    scale = np.float64(np.float32(np.log2(np.e) / temperature))
     with np.errstate(invalid="ignore"):
-        weights = np.exp((x - x.max(axis=1, keepdims=True)) * scale)
+        weights = np.exp2((x - x.max(axis=1, keepdims=True)) * scale)
     bad = np.isnan(x).any(axis=1) | np.isposinf(x).any(axis=1) | np.isneginf(x).all(axis=1)
     weights[bad] = np.nan
     return reference.draws(weights.astype(np.float32), seed, offset, draw=draw)

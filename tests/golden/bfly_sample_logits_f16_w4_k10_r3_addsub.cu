@@ -138,7 +138,7 @@ bfly_sample_logits_f16_w4_k10_r3_addsub(const bfly::half_bits* __restrict__ logi
   const T* const my_row = logits + m * ld;               // only dereferenced when m < M
   unsigned int bad = 0;  // bit k: this lane loaded an unusable logit (NaN or +inf) of row k
   S running = S(0);      // running total of this lane's row: remnant, then block by block
-  const S scale = static_cast<S>(1.0 / temperature);  // 1 / T: the weights are e^((x - max) * scale)
+  const S scale = static_cast<S>(bfly::kLog2e / temperature);  // the weights are 2^((x - max) * scale)
   // This lane's group of W lanes (for the maximum over a row of a block) and its row's maximum so far.
   const unsigned int group = W == 32 ? FULL : ((1u << W) - 1u) << (threadIdx.x & 31 & ~(W - 1));
   S row_max = bfly::minus_infinity();
