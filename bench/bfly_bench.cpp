@@ -135,6 +135,8 @@ constexpr Form kForms[] = {
     {"draws-16", bfly::gen::InputKind::weights, 16, true},
     {"distinct-4", bfly::gen::InputKind::weights, 4, false},
 };
+// Distinct draws need at least num_samples categories (Sampler refuses fewer, as torch.multinomial does).
+bool form_fits(const Form& form, int K) { return form.replacement || form.num_samples <= K; }
 const Form& form_named(const std::string& name) {
   for (const Form& form : kForms)
     if (form.name == name) return form;
@@ -352,7 +354,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
     for (ElementType type : form.input == bfly::gen::InputKind::logits ? o.form_types : o.types)
       for (int K : o.Ks)
         for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
-          add(rt::draws_spec(K, type, request, auto_options(), M));
+          if (form_fits(form, K)) add(rt::draws_spec(K, type, request, auto_options(), M));
   }
   return specs;
 }
@@ -953,6 +955,10 @@ int run(const Options& o) {
         for (int K : o.Ks)
           for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
             fmt::print("{} {} K={} M={}\n", name, bfly::gen::name_of(type), K, M);
+            if (!form_fits(form, K)) {
+              fmt::print("  skipped: {} distinct draws need K >= {}\n", form.num_samples, form.num_samples);
+              continue;
+            }
             bench.run_form_point(form, type, K, M, rows, failures);
           }
     }

@@ -1,8 +1,10 @@
 // KernelSpec: validation messages, derived facts, and kernel names (make, parse, round trip); LdaBaselineSpec names.
+#include "bfly/emit/generate.hpp"
 #include "bfly/error.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -169,6 +171,37 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   logits.draws = Draws::without_replacement;
   EXPECT_EQ(min_ctas_per_sm(logits), 0);
   EXPECT_EQ(launch_geometry(draws).blocks_in_flight, 2);
+}
+
+// sample_split of 8-byte weights with one draw is held to 128 registers (so many CTAs per SM that the register file
+// allows no more); its forms and narrower types are not.
+TEST(KernelSpec, OneDrawSplitOfEightByteWeightsIsHeldTo128Registers) {
+  const auto split = [](int K, ElementType type) {
+    KernelSpec s;
+    s.K = K;
+    s.W = 32;
+    s.R = 0;
+    s.type = type;
+    s.variant = Variant::swap;
+    s.operation = Operation::sample_split;
+    s.validate();
+    return s;
+  };
+  for (int K : {4097, 32000, 262144}) {
+    const KernelSpec spec = split(K, ElementType::f64);
+    const int threads = launch_geometry(spec).threads_per_cta;
+    const int ctas = min_ctas_per_sm(spec);
+    ASSERT_GT(ctas, 0) << "K = " << K;
+    EXPECT_GE(65536 / (ctas * threads), 128) << "K = " << K;
+    EXPECT_LT(65536 / ((ctas + 1) * threads), 128) << "K = " << K;
+    EXPECT_NE(bfly::gen::generate(spec).text.find(fmt::format("__launch_bounds__({}, {})", threads, ctas)),
+              std::string::npos);
+  }
+  EXPECT_EQ(min_ctas_per_sm(split(32000, ElementType::f32)), 0);
+  KernelSpec distinct = split(32000, ElementType::f64);
+  distinct.draws = Draws::without_replacement;
+  distinct.validate();
+  EXPECT_EQ(min_ctas_per_sm(distinct), 0);
 }
 
 // LDA baseline names: every catalog spec round-trips; what is not a canonical baseline name is rejected; baseline

@@ -204,6 +204,8 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   const std::string S(sum_type(spec));
   values["input"] = logits(spec) ? "logits" : "weights";
   values["element_noun"] = logits(spec) ? "logit" : "weight";
+  const int min_ctas = min_ctas_per_sm(spec);  // __launch_bounds__'s CTAs per SM, when the spec asks for one
+  values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);
   std::string state;
   if (spec.draws == Draws::one) state = "constexpr int num_samples = 1;  // one draw per row\n";
   if (distinct(spec)) state += "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than the last CTA keeps\n";

@@ -108,6 +108,7 @@ bool loads_whole_row(const KernelSpec& spec) {
 // H100's 132 SMs a CTA each. A row of fewer tiles takes a smaller CTA (whole warps), so no group idles.
 constexpr int kSplitMaxThreadsPerCta = 256;
 constexpr int kSplitTilesPerGroup = 2;
+constexpr int kRegistersPerSm = 65536;  // 32-bit registers of one SM (sm_80 and sm_90)
 
 int parse_int(std::string_view text, std::string_view what) {
   int value = 0;
@@ -347,6 +348,12 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   if (spec.operation == Operation::sample && spec.input == InputKind::logits &&
       spec.draws != Draws::without_replacement)
     return 6;
+  // sample_split of 8-byte weights, one draw: at most 128 registers. Its two tiles in flight hold 2 W doubles per
+  // lane, and since the forms share its skeleton (several draws in rounds) ptxas gave it 140-156 registers instead
+  // of 124-128, which cost 20 % of the warps per SM; on the H100 at 1 GiB f64 K = 4097 read 0.66 of the read ceiling
+  // instead of 0.84, K = 32000 0.80 instead of 0.93 (bench/RESULTS.md).
+  if (spec.operation == Operation::sample_split && size_of(spec.type) == 8 && spec.draws == Draws::one)
+    return kRegistersPerSm / (launch_geometry(spec).threads_per_cta * 128);
   return 0;
 }
 

@@ -20,7 +20,7 @@ namespace {{detail_namespace}} {
 // butterfly table itself (Algorithm 10), GROUPS draws at a time. Every sum is formed in an order the spec fixes,
 // never the launch, so draw d of row m depends only on (seed, m, d, iteration), the spec and the row.
 {{launch_contract}}
-extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
+extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_sm}})
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}
