@@ -350,8 +350,8 @@ int min_ctas_per_sm(const KernelSpec& spec) {
     return 6;
   // sample_split of 8-byte weights, one draw: at most 128 registers. Its two tiles in flight hold 2 W doubles per
   // lane, and since the forms share its skeleton (several draws in rounds) ptxas gave it 140-156 registers instead
-  // of 124-128, which cost 20 % of the warps per SM; on the H100 at 1 GiB f64 K = 4097 read 0.66 of the read ceiling
-  // instead of 0.84, K = 32000 0.80 instead of 0.93 (bench/RESULTS.md).
+  // of 124-128, and with them up to half of the warps per SM. On the H100 at 1 GiB the cap took f64 K = 32000 from
+  // 0.80 to 0.90 of the read ceiling and K = 128256 from 0.85 to 0.91 (bench/RESULTS.md).
   if (spec.operation == Operation::sample_split && size_of(spec.type) == 8 && spec.draws == Draws::one)
     return kRegistersPerSm / (launch_geometry(spec).threads_per_cta * 128);
   return 0;
