@@ -53,8 +53,9 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
     int items = 0;
     for (const KernelArg& arg : f->args) {
       EXPECT_TRUE(arg_names.insert(arg.name).second) << f->name << ": " << arg.name << " twice";
-      const bool array_role = arg.role == ArgRole::input || arg.role == ArgRole::output ||
-                              arg.role == ArgRole::scratch || arg.role == ArgRole::counters;
+      const bool array_role = arg.role == ArgRole::input || arg.role == ArgRole::optional_input ||
+                              arg.role == ArgRole::output || arg.role == ArgRole::scratch ||
+                              arg.role == ArgRole::counters;
       EXPECT_EQ(is_pointer(arg.type), array_role) << f->name << ": " << arg.name;
       EXPECT_FALSE(arg.doc.empty()) << f->name << ": " << arg.name;
       items += arg.role == ArgRole::items;

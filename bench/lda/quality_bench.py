@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Topic quality against wall-clock seconds: bfly-lda (posterior-mean and draw estimates) against tomotopy
+"""Topic quality against wall-clock seconds: bfly-lda (posterior-mean, draw and collapsed estimates) against tomotopy
 (collapsed Gibbs, all CPU threads) and scikit-learn's LatentDirichletAllocation (online variational Bayes, all
 CPU threads), on the same tokens, the same held-out documents and the same fixed priors.
 
@@ -369,9 +369,10 @@ def main():
     args = p.parse_args()
     args.bfly_iterations = [int(x) for x in args.bfly_iterations.split(",") if x]
     systems = args.systems.split(",")
-    unknown = [s for s in systems if s not in ("bfly-lda-mean", "bfly-lda-draw", "tomotopy", "sklearn")]
+    known = ("bfly-lda-mean", "bfly-lda-draw", "bfly-lda-collapsed", "tomotopy", "sklearn")
+    unknown = [s for s in systems if s not in known]
     if unknown:
-        sys.exit(f"--systems: unknown system {unknown[0]} (bfly-lda-mean, bfly-lda-draw, tomotopy, sklearn)")
+        sys.exit(f"--systems: unknown system {unknown[0]} ({', '.join(known)})")
     topics = [int(k) for k in args.topics.split(",")]
     corpora = [spec.partition("=") for spec in args.corpus]
     label = args.label or f"{args.bfly_device}-{datetime.date.today().isoformat()}"

@@ -33,7 +33,12 @@ class CpuShardEngine final : public ShardEngine<T> {
   }
   void set_z(std::span<const std::int32_t> z) override { std::copy(z.begin(), z.end(), z_.begin()); }
   ZStepReport zstep(std::uint32_t iteration) override {
-    return zstep_.run(*shard_, options_.topics, theta_, phi_, z_, options_.seed, iteration);
+    if (options_.estimate != Estimate::collapsed)
+      return zstep_.run(*shard_, options_.topics, theta_, phi_, z_, options_.seed, iteration);
+    // n_k as last summed over the ranks: the whole corpus'.
+    const CollapsedTerms collapsed{topic32_, options_.priors.alpha_sum(options_.topics),
+                                   static_cast<double>(shard_->vocab_size()) * options_.priors.beta};
+    return zstep_.run(*shard_, options_.topics, theta_, phi_, z_, options_.seed, iteration, &collapsed);
   }
   void count() override {
     counts_ = count_topics(*shard_, options_.topics, z_, options_.threads);
@@ -308,6 +313,9 @@ template <typename T>
 void DataParallelEngine<T>::set_priors(const Priors& priors) {
   options_.priors = priors;
   for_each_local([&](std::size_t i) { local_[i]->set_priors(priors); });
+  // The collapsed z-step reads theta and phi as the means under the current priors, so they are formed again
+  // (a collective step: every process sets the same priors after the same iteration).
+  if (options_.estimate == Estimate::collapsed) estimate_and_log_likelihood(0);
 }
 
 template <typename T>

@@ -41,7 +41,8 @@ std::string GeneratedCpuZStep<T>::name() const {
 
 template <typename T>
 ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
-                                      std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) {
+                                      std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration,
+                                      const CollapsedTerms* collapsed) {
   const std::int64_t D = corpus.num_docs();
   if (K != kernel_->spec.K)
     throw Error(fmt::format("GeneratedCpuZStep::run: K = {}, but the kernel {} is generated for K = {}", K,
@@ -53,14 +54,17 @@ ZStepReport GeneratedCpuZStep<T>::run(const Corpus& corpus, int K, std::span<con
                             D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
   if (corpus.first_token != 0)  // the kernel takes the token counters from doc_offsets, which a shard rebases
     throw Error("GeneratedCpuZStep::run: the corpus is a shard (first_token != 0); run shards through CpuZStep");
+  if (collapsed != nullptr) check_collapsed(*collapsed, K, "GeneratedCpuZStep::run");
   ZStepReport report;
   if (D == 0) return report;
   static_assert(sizeof(long long) == sizeof(std::int64_t) && sizeof(int) == sizeof(std::int32_t));
   unsigned long long invalid[2] = {0, ~0ull};  // the kernel's counters: invalid tokens, first invalid token
   gen::PackedArgs args(gen::family(kernel_->kernel.family), kernel_->spec.type, "GeneratedCpuZStep::run",
                        {theta.data(), K, phi.data(), K, reinterpret_cast<const long long*>(corpus.doc_offsets.data()),
-                        reinterpret_cast<const int*>(corpus.words.data()), reinterpret_cast<int*>(z.data()), D, invalid,
-                        seed, iteration},
+                        reinterpret_cast<const int*>(corpus.words.data()), reinterpret_cast<int*>(z.data()), D,
+                        collapsed != nullptr ? collapsed->topic_counts.data() : nullptr,
+                        collapsed != nullptr ? collapsed->alpha_sum : 0.0, collapsed != nullptr ? collapsed->v_beta : 0.0,
+                        invalid, seed, iteration},
                        K);
   cpu::run(kernel_->kernel, args, threads_);
   report.invalid_tokens = static_cast<std::int64_t>(invalid[0]);

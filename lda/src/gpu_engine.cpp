@@ -86,7 +86,8 @@ class GpuEngine final : public IterationEngine<T> {
     const auto start = std::chrono::steady_clock::now();
     const int K = options_.topics;
     const rt::LdaZReport report = zstep_.run(theta_data(), K, phi_data(), K, offsets(), words(),
-                                             reinterpret_cast<int*>(z_.get()), corpus_->num_docs(), K, options_.seed, t);
+                                             reinterpret_cast<int*>(z_.get()), corpus_->num_docs(), K, options_.seed, t,
+                                             nullptr, collapsed());
     result.zstep_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.report.invalid_tokens = report.invalid_tokens;
     result.report.first_invalid = report.first_invalid_token;
@@ -112,7 +113,11 @@ class GpuEngine final : public IterationEngine<T> {
     counts.topic.assign(topic.begin(), topic.end());
   }
 
-  void set_priors(const Priors& priors) override { options_.priors = priors; }
+  // The collapsed z-step reads theta and phi as the means under the current priors, so they are formed again.
+  void set_priors(const Priors& priors) override {
+    options_.priors = priors;
+    if (options_.estimate == Estimate::collapsed) estimate(0);
+  }
 
   // Only n_dk comes back (not the whole state, as the default would download).
   DocumentTopicHistogram document_topic_histogram(const Corpus& corpus, int topics, std::int64_t longest) override {
@@ -133,9 +138,14 @@ class GpuEngine final : public IterationEngine<T> {
 
  private:
   void estimate(std::uint32_t iteration) {
-    const rt::LdaEstimate estimate =
-        options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
+    const rt::LdaEstimate estimate = forms_means(options_.estimate) ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
     iteration_->estimate(offsets(), priors(), estimate, options_.seed, iteration, theta_data(), phi_data());
+  }
+  // What the collapsed z-step reads besides theta and phi (nothing for the other estimates).
+  rt::LdaCollapsed collapsed() const {
+    if (options_.estimate != Estimate::collapsed) return {};
+    return rt::LdaCollapsed{iteration_->topic(), options_.priors.alpha_sum(options_.topics),
+                            static_cast<double>(corpus_->vocab_size()) * options_.priors.beta};
   }
   rt::LdaPriors priors() const {
     return rt::LdaPriors{options_.priors.alpha, options_.priors.beta, options_.priors.topic_alpha};

@@ -84,8 +84,12 @@ class GpuShardEngine final : public ShardEngine<T> {
   ZStepReport zstep(std::uint32_t iteration) override {
     make_current();
     const int K = options_.topics;
+    rt::LdaCollapsed collapsed;  // n_k as last summed over the ranks: the whole corpus'
+    if (options_.estimate == Estimate::collapsed)
+      collapsed = rt::LdaCollapsed{iteration_->topic(), options_.priors.alpha_sum(K),
+                                   static_cast<double>(shard_->vocab_size()) * options_.priors.beta};
     const rt::LdaZReport report = zstep_.run(theta_data(), K, phi_data(), K, offsets(), words(), z_data(),
-                                             shard_->num_docs(), K, options_.seed, iteration);
+                                             shard_->num_docs(), K, options_.seed, iteration, nullptr, collapsed);
     return ZStepReport{report.invalid_tokens, report.first_invalid_token};  // token indices of the whole corpus
   }
 
@@ -98,8 +102,7 @@ class GpuShardEngine final : public ShardEngine<T> {
 
   std::vector<double> estimate(std::uint32_t iteration) override {
     make_current();
-    const rt::LdaEstimate estimate =
-        options_.estimate == Estimate::mean ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
+    const rt::LdaEstimate estimate = forms_means(options_.estimate) ? rt::LdaEstimate::mean : rt::LdaEstimate::draw;
     iteration_->estimate(offsets(), priors(), estimate, options_.seed, iteration, theta_data(), phi_data());
     rt::LdaLogLikelihoodPartials partials = iteration_->log_likelihood_partials();
     word_partials_ = std::move(partials.words);

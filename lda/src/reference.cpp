@@ -81,7 +81,20 @@ void Priors::check(int K) const {
     throw Error(fmt::format("priors: beta = {}, expected a positive finite number", beta));
 }
 
-const char* name_of(Estimate estimate) { return estimate == Estimate::mean ? "mean" : "draw"; }
+const char* name_of(Estimate estimate) {
+  switch (estimate) {
+    case Estimate::mean: return "mean";
+    case Estimate::draw: return "draw";
+    case Estimate::collapsed: return "collapsed";
+  }
+  return "?";
+}
+
+Estimate parse_estimate(std::string_view name) {
+  for (const Estimate e : {Estimate::mean, Estimate::draw, Estimate::collapsed})
+    if (name == name_of(e)) return e;
+  throw Error(fmt::format("unknown estimate \"{}\"; expected mean, draw or collapsed", name));
+}
 
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
@@ -101,6 +114,29 @@ T scaled_uniform(T u, T total) {
 }
 
 template <typename T>
+T own_topic_excess(T theta, T phi, std::int64_t doc_tokens, double alpha_sum, std::int32_t topic_count,
+                   double v_beta) {
+  const T with_token = theta * phi;
+  const double theta_without = static_cast<double>(theta) - 1.0 / (static_cast<double>(doc_tokens) + alpha_sum);
+  const double denominator = static_cast<double>(topic_count) + v_beta;
+  const double phi_without = denominator > 1.0
+                                 ? (static_cast<double>(phi) * denominator - 1.0) / (denominator - 1.0)
+                                 : static_cast<double>(phi);
+  const T without = static_cast<T>(std::max(theta_without, 0.0)) * static_cast<T>(std::max(phi_without, 0.0));
+  return with_token > without ? with_token - without : T(0);
+}
+
+void check_collapsed(const CollapsedTerms& collapsed, int K, std::string_view caller) {
+  if (collapsed.topic_counts.size() != static_cast<std::size_t>(K))
+    throw Error(fmt::format("{}: the collapsed z-step needs K = {} topic counts, got {}", caller, K,
+                            collapsed.topic_counts.size()));
+  const auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  if (!positive(collapsed.alpha_sum) || !positive(collapsed.v_beta))
+    throw Error(fmt::format("{}: the collapsed z-step needs a positive finite alpha_sum and v_beta, got {} and {}",
+                            caller, collapsed.alpha_sum, collapsed.v_beta));
+}
+
+template <typename T>
 CpuZStep<T>::CpuZStep(int threads) : threads_(resolve_threads(threads)) {}
 
 template <typename T>
@@ -110,7 +146,8 @@ std::string CpuZStep<T>::name() const {
 
 template <typename T>
 ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
-                             std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) {
+                             std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration,
+                             const CollapsedTerms* collapsed) {
   const std::int64_t D = corpus.num_docs();
   if (K < 1 || theta.size() != static_cast<std::size_t>(D) * K ||
       phi.size() != static_cast<std::size_t>(corpus.vocab_size()) * K ||
@@ -118,6 +155,7 @@ ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> the
     throw Error(fmt::format("CpuZStep::run: sizes do not match the corpus (D = {}, V = {}, tokens = {}, K = {}): "
                             "theta {}, phi {}, z {}",
                             D, corpus.vocab_size(), corpus.num_tokens(), K, theta.size(), phi.size(), z.size()));
+  if (collapsed != nullptr) check_collapsed(*collapsed, K, "CpuZStep::run");
   constexpr std::int64_t kChunk = 256;  // documents per work item
   std::vector<ZStepReport> reports(static_cast<std::size_t>((D + kChunk - 1) / kChunk));
   parallel_chunks(D, kChunk, threads_, [&](std::int64_t first, std::int64_t last, std::int64_t chunk) {
@@ -127,11 +165,17 @@ ZStepReport CpuZStep<T>::run(const Corpus& corpus, int K, std::span<const T> the
       const T* const theta_row = theta.data() + m * K;
       for (std::int64_t i = corpus.doc_offsets[m]; i < corpus.doc_offsets[m + 1]; ++i) {
         const T* const phi_row = phi.data() + static_cast<std::int64_t>(corpus.words[i]) * K;
+        // The collapsed z-step: the token's own topic weighs own_topic_excess less.
+        const int own = collapsed != nullptr && z[i] >= 0 && z[i] < K ? z[i] : -1;
+        const T excess = own < 0 ? T(0)
+                                 : own_topic_excess(theta_row[own], phi_row[own], corpus.doc_length(m),
+                                                    collapsed->alpha_sum, collapsed->topic_counts[own],
+                                                    collapsed->v_beta);
         // Algorithm 1 lines 6-14: products and sequential partial sums (compiled without FMA contraction).
         T running = T(0);
         for (int k = 0; k < K; ++k) {
           const T product = theta_row[k] * phi_row[k];
-          running += product;
+          running += k == own ? product - excess : product;
           prefix[k] = running;
         }
         const T total = running;
@@ -250,7 +294,7 @@ void estimate_phi(const Corpus& corpus, const Counts& counts, const Priors& prio
   const int K = counts.K;
   const std::int64_t V = corpus.vocab_size();
   threads = resolve_threads(threads);
-  if (estimate == Estimate::mean) {
+  if (forms_means(estimate)) {
     std::vector<double> denominator(static_cast<std::size_t>(K));
     for (int k = 0; k < K; ++k) denominator[k] = static_cast<double>(counts.topic[k]) + V * priors.beta;
     parallel_chunks(V, 1024, threads, [&](std::int64_t first, std::int64_t last, std::int64_t) {
@@ -331,6 +375,8 @@ double log_likelihood(const Corpus& corpus, const Counts& counts, const Priors& 
   return add_topic_log_likelihood(documents, corpus, counts, priors, threads);
 }
 
+template float own_topic_excess<float>(float, float, std::int64_t, double, std::int32_t, double);
+template double own_topic_excess<double>(double, double, std::int64_t, double, std::int32_t, double);
 template class CpuZStep<float>;
 template class CpuZStep<double>;
 template float token_uniform<float>(std::uint64_t, std::uint64_t, std::uint32_t);

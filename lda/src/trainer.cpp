@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 
 #include <unistd.h>
 
@@ -140,8 +141,8 @@ CheckpointInfo read_header(CheckpointReader& in) {
   info.type = type->type;
   info.options.topics = static_cast<int>(in.get<std::uint32_t>("the header"));
   const auto estimate = in.get<std::uint32_t>("the header");
-  if (estimate > 1) throw CheckpointError(fmt::format("{}: bad estimate code {}", in.path(), estimate));
-  info.options.estimate = estimate == 0 ? Estimate::mean : Estimate::draw;
+  if (estimate > 2) throw CheckpointError(fmt::format("{}: bad estimate code {}", in.path(), estimate));
+  info.options.estimate = estimate == 0 ? Estimate::mean : estimate == 1 ? Estimate::draw : Estimate::collapsed;
   info.iteration = in.get<std::uint32_t>("the header");
   const auto flags = in.get<std::uint32_t>("the header");  // 0 in format 1
   if (flags > (kFlagAsymmetricAlpha | kFlagOptimizeBeta) || (format < 2 && flags != 0))
@@ -231,7 +232,14 @@ class CpuEngine final : public IterationEngine<T> {
   typename IterationEngine<T>::Step step(std::uint32_t t) override {
     typename IterationEngine<T>::Step result;
     const auto start = std::chrono::steady_clock::now();
-    result.report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t);
+    std::optional<CollapsedTerms> collapsed;
+    if (options_.estimate == Estimate::collapsed) {
+      topic32_.assign(counts_.topic.begin(), counts_.topic.end());
+      collapsed = CollapsedTerms{topic32_, options_.priors.alpha_sum(options_.topics),
+                                 static_cast<double>(corpus_->vocab_size()) * options_.priors.beta};
+    }
+    result.report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t,
+                                collapsed ? &*collapsed : nullptr);
     result.zstep_seconds = seconds_since(start);
     if (result.report.invalid_tokens > 0) return result;
     counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
@@ -247,7 +255,11 @@ class CpuEngine final : public IterationEngine<T> {
     counts = counts_;
   }
 
-  void set_priors(const Priors& priors) override { options_.priors = priors; }
+  // The collapsed z-step reads theta and phi as the means under the current priors, so they are formed again.
+  void set_priors(const Priors& priors) override {
+    options_.priors = priors;
+    if (options_.estimate == Estimate::collapsed) estimate(0);
+  }
 
  private:
   void estimate(std::uint32_t iteration) {
@@ -263,6 +275,7 @@ class CpuEngine final : public IterationEngine<T> {
   std::vector<std::int32_t> z_;
   std::vector<T> theta_, phi_;
   Counts counts_;
+  std::vector<std::int32_t> topic32_;  // n_k as the collapsed z-step takes it
 };
 
 Estimate automatic_estimate(const Corpus& corpus) {
@@ -442,6 +455,7 @@ void Trainer<T>::optimize_priors() {
   }
   options_.priors = std::move(priors);
   engine_->set_priors(options_.priors);
+  stale_ = true;  // the collapsed z-step's engines form theta and phi again under the new priors
 }
 
 template <typename T>
@@ -452,7 +466,7 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
   out.put<std::uint32_t>(kCheckpointFormat);
   out.put<std::uint32_t>(static_cast<std::uint32_t>(gen::size_of(gen::element_type_of<T>)));
   out.put<std::uint32_t>(static_cast<std::uint32_t>(options_.topics));
-  out.put<std::uint32_t>(options_.estimate == Estimate::mean ? 0u : 1u);
+  out.put<std::uint32_t>(options_.estimate == Estimate::mean ? 0u : options_.estimate == Estimate::draw ? 1u : 2u);
   out.put<std::uint32_t>(iteration_);
   const bool asymmetric = !options_.priors.symmetric_alpha();
   out.put<std::uint32_t>((asymmetric ? kFlagAsymmetricAlpha : 0u) | (options_.optimize_beta ? kFlagOptimizeBeta : 0u));
@@ -478,14 +492,15 @@ void Trainer<T>::save_checkpoint(const std::string& path) const {
 template <typename T>
 bool Trainer<T>::estimates_have_current_priors() const {
   // Priors are learned after the estimates of iteration t (t % optimize_interval == 0): theta() and phi() were then
-  // formed with the priors before.
+  // formed with the priors before, except with the collapsed z-step, whose engines form them again.
   const auto interval = static_cast<std::uint32_t>(options_.optimize_interval);
-  return interval == 0 || iteration_ == 0 || iteration_ % interval != 0;
+  return interval == 0 || iteration_ == 0 || iteration_ % interval != 0 ||
+         options_.estimate == Estimate::collapsed;
 }
 
 template <typename T>
 std::vector<T> Trainer<T>::mean_theta() const {
-  if (options_.estimate == Estimate::mean && estimates_have_current_priors())
+  if (forms_means(options_.estimate) && estimates_have_current_priors())
     return theta();  // formed from the same counts and priors already
   std::vector<T> theta(static_cast<std::size_t>(corpus_->num_docs()) * options_.topics);
   estimate_theta<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, theta,
@@ -495,7 +510,7 @@ std::vector<T> Trainer<T>::mean_theta() const {
 
 template <typename T>
 std::vector<T> Trainer<T>::mean_phi() const {
-  if (options_.estimate == Estimate::mean && estimates_have_current_priors()) return phi();
+  if (forms_means(options_.estimate) && estimates_have_current_priors()) return phi();
   std::vector<T> phi(static_cast<std::size_t>(corpus_->vocab_size()) * options_.topics);
   estimate_phi<T>(*corpus_, counts(), options_.priors, Estimate::mean, options_.seed, iteration_, phi,
                   options_.threads);

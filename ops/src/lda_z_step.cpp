@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <string_view>
 #include <tuple>
 
@@ -17,6 +18,15 @@ namespace {
 void check_topics(int K, std::string_view caller) {
   if (K < 1 || K > gen::KernelSpec::kMaxK)
     throw Error(fmt::format("{}: K = {} is out of range; K must be in 1 .. {}", caller, K, gen::KernelSpec::kMaxK));
+}
+
+// Throws unless the collapsed z-step's priors are usable (they divide: 1 / (N_m + alpha_sum), n_k + v_beta - 1).
+void check_collapsed(const LdaCollapsed& collapsed, std::string_view caller) {
+  if (collapsed.topic_counts == nullptr) return;
+  const auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  if (!positive(collapsed.alpha_sum) || !positive(collapsed.v_beta))
+    throw Error(fmt::format("{}: the collapsed z-step needs a positive finite alpha_sum and v_beta, got {} and {}",
+                            caller, collapsed.alpha_sum, collapsed.v_beta));
 }
 
 }  // namespace
@@ -39,12 +49,16 @@ void LdaZStep::prepare(int K, gen::ElementType type) {
 
 LdaZReport LdaZStep::run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi,
                          long long ld_phi, const long long* doc_offsets, const int* words, int* z, long long D, int K,
-                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream) {
+                         std::uint64_t seed, unsigned int iteration, CUstream_st* stream,
+                         const LdaCollapsed& collapsed) {
   check_topics(K, "LdaZStep::run");
+  check_collapsed(collapsed, "LdaZStep::run");
   LdaZReport report;
   report.spec = spec_for(K, type);
   gen::PackedArgs args(gen::family_of(report.spec), report.spec.type, "LdaZStep::run",
-                       {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, nullptr, seed, iteration}, K);
+                       {theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, collapsed.topic_counts,
+                        collapsed.alpha_sum, collapsed.v_beta, nullptr, seed, iteration},
+                       K);
   if (D == 0) return report;
 
   std::tie(report.invalid_tokens, report.first_invalid_token) =

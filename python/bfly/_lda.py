@@ -108,8 +108,8 @@ class LDA:
             raise ValueError(f"dtype = {dtype!r}; it must be 'float32' or 'float64'")
         if device not in ("auto", "gpu", "cpu"):
             raise ValueError(f"device = {device!r}; it must be 'auto', 'gpu' or 'cpu'")
-        if estimate not in ("mean", "draw", "auto"):
-            raise ValueError(f"estimate = {estimate!r}; it must be 'mean', 'draw' or 'auto'")
+        if estimate not in ("mean", "draw", "collapsed", "auto"):
+            raise ValueError(f"estimate = {estimate!r}; it must be 'mean', 'draw', 'collapsed' or 'auto'")
         if average_last != "auto" and (not isinstance(average_last, int) or isinstance(average_last, bool)
                                        or average_last < 1):
             raise ValueError(f"average_last = {average_last!r}; it must be 'auto' or an integer >= 1")

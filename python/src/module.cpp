@@ -214,14 +214,12 @@ class LdaModel {
     options.priors = {alpha, beta};
     options.seed = seed;
     options.threads = threads;
-    if (estimate == "mean") {
-      options.estimate = bfly::lda::Estimate::mean;
-    } else if (estimate == "draw") {
-      options.estimate = bfly::lda::Estimate::draw;
-    } else if (estimate == "auto") {
+    if (estimate == "auto") {
       options.estimate = bfly::lda::automatic_estimate(*corpus_);
+    } else if (estimate == "mean" || estimate == "draw" || estimate == "collapsed") {
+      options.estimate = bfly::lda::parse_estimate(estimate);
     } else {
-      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean', 'draw' or 'auto'", estimate));
+      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean', 'draw', 'collapsed' or 'auto'", estimate));
     }
     const ElementType element = parse_type(type);
     if (element == ElementType::f32) {

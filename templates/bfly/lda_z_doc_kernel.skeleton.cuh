@@ -16,6 +16,8 @@ namespace {{detail_namespace}} {
 // and searches them (Algorithms 9 and 10). Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1]
 // - 1 belong to document m, whose topic weights are row m of theta. The uniform of token t is the same as in the
 // paper's lane-per-document kernel (lda_z), so both draw the same topics up to rounding at a boundary.
+// With topic_counts set, the draws follow collapsed Gibbs sampling's conditional instead: each token's own
+// current topic (z on entry) is left out of the counts behind theta and phi (docs/LDA.md, the collapsed z-step).
 {{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
 {{kernel_signature}}
@@ -46,21 +48,42 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}})
     {{pass1}}
 
     const T total = running;
-    const bool valid = c >= 0 && bfly::valid_total(total);
+    // The collapsed conditional: with the token left out of the counts, its own topic's weight is `excess` less
+    // than the passes formed it (bfly::own_topic_excess), so the draw is from a total that much smaller.
+    const int own = topic_counts != nullptr && c >= 0 ? z[token] : -1;
+    const T excess = own >= 0 && own < K
+                         ? bfly::own_topic_excess(theta_row[own], my_phi[own], static_cast<long long>(n), alpha_sum,
+                                                  topic_counts[own], v_beta)
+                         : T(0);
+    const T total_drawn = total - excess;
+    const bool valid = c >= 0 && bfly::valid_total(total) && bfly::valid_total(total_drawn);
 
     // ---- Pass 2: one uniform per token (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
     const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
-    const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
+    const T target = valid ? bfly::scaled_uniform(u, total_drawn) : T(0);  // u' = u * sum, kept below sum
     int draw = 0;
     {{pass2}}
+    // The collapsed conditional's prefix sums are the passes' up to topic own and `excess` lower from there on:
+    // a search that found a topic before own stands, and one that found own or later is made again with the
+    // target raised by the excess (it finds the same topic or a later one). The group searches together.
+    const bool search_again = valid && excess > T(0) && draw >= own;
+    if (__any_sync(FULL, search_again)) {
+      const T raised_target = search_again ? target + excess : target;
+      const int first_draw = draw;
+      {
+        const T target = raised_target;
+        {{pass2}}
+      }
+      if (!search_again) draw = first_draw;
+    }
 
     // ---- Output, once per token ----
     if (has_token) {
       if (valid) {
         // Add/subtract rounding can land a search on a zero weight; such a token is drawn again
         // sequentially (Algorithms 1 and 2), so a zero-weight topic is never drawn.
-        if (draw < 0 || !(bfly::product(theta_row[draw], my_phi[draw]) > T(0)))
-          draw = bfly::sequential_draw_products(theta_row, my_phi, K, u);
+        if (draw < 0 || !(bfly::product(theta_row[draw], my_phi[draw]) - (draw == own ? excess : T(0)) > T(0)))
+          draw = bfly::sequential_draw_products(theta_row, my_phi, K, u, own, excess);
         z[token] = draw;
       } else {
         z[token] = -1;

@@ -142,15 +142,38 @@ __device__ __noinline__ int sequential_draw(const T* row, int K, S u) {
 
 namespace bfly {
 
-// sequential_draw for the LDA z-step: the weights are the rounded products theta[k] * phi[k].
+// The collapsed z-step (docs/LDA.md, "The collapsed z-step"): theta and phi are the posterior means of the counts
+// of z, theta[m, k] = (n_mk + alpha_k) / (N_m + A) and phi[w, k] = (n_wk + beta) / (n_k + V beta), and each token
+// is drawn with itself left out of those counts. That changes only the weight of its own current topic k0, to
+//   (theta - 1 / (N_m + A)) * (phi * (n_k0 + V beta) - 1) / (n_k0 + V beta - 1),
+// both factors formed in double, kept >= 0 and rounded to T. The excess is how much the weight the passes form,
+// product(theta, phi), lies above it: the drawn weights are the passes' with the excess taken off topic k0. (The
+// CPU reference, lda/src/reference.cpp, writes the same formula.)
 template <typename T>
-__device__ __noinline__ int sequential_draw_products(const T* theta, const T* phi, int K, T u) {
+__device__ __forceinline__ T own_topic_excess(T theta, T phi, long long doc_tokens, double alpha_sum, int topic_count,
+                                              double v_beta) {
+  const T with_token = product(theta, phi);
+  const double theta_without = static_cast<double>(theta) - 1.0 / (static_cast<double>(doc_tokens) + alpha_sum);
+  const double denominator = static_cast<double>(topic_count) + v_beta;  // n_k0 + V beta
+  const double phi_without = denominator > 1.0
+                                 ? (static_cast<double>(phi) * denominator - 1.0) / (denominator - 1.0)
+                                 : static_cast<double>(phi);
+  const T without = product(static_cast<T>(theta_without > 0.0 ? theta_without : 0.0),
+                            static_cast<T>(phi_without > 0.0 ? phi_without : 0.0));
+  return with_token > without ? with_token - without : T(0);
+}
+
+// sequential_draw for the LDA z-step: the weights are the rounded products theta[k] * phi[k], less `excess` at
+// topic `own` for the collapsed z-step (own_topic_excess; own = -1: none).
+template <typename T>
+__device__ __noinline__ int sequential_draw_products(const T* theta, const T* phi, int K, T u, int own = -1,
+                                                     T excess = T(0)) {
   T total = T(0);
-  for (int k = 0; k < K; ++k) total += product(theta[k], phi[k]);
+  for (int k = 0; k < K; ++k) total += k == own ? product(theta[k], phi[k]) - excess : product(theta[k], phi[k]);
   const T target = scaled_uniform(u, total);
   T running = T(0);
   for (int k = 0; k < K; ++k) {
-    running += product(theta[k], phi[k]);
+    running += k == own ? product(theta[k], phi[k]) - excess : product(theta[k], phi[k]);
     if (target < running) return k;
   }
   return K - 1;

@@ -140,13 +140,16 @@ __device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T 
 // and searches them (Algorithms 9 and 10). Documents are in CSR form: tokens doc_offsets[m] .. doc_offsets[m + 1]
 // - 1 belong to document m, whose topic weights are row m of theta. The uniform of token t is the same as in the
 // paper's lane-per-document kernel (lda_z), so both draw the same topics up to rounding at a boundary.
+// With topic_counts set, the draws follow collapsed Gibbs sampling's conditional instead: each token's own
+// current topic (z on entry) is left out of the counts behind theta and phi (docs/LDA.md, the collapsed z-step).
 // Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
 // ceil(D / GROUPS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave documents
 // unwritten.
 extern "C" __global__ void __launch_bounds__(64)
 bfly_lda_z_doc_f32_w8_k71_r7_addsub(const float* __restrict__ theta, long long ld_theta, const float* __restrict__ phi,
     long long ld_phi, const long long* __restrict__ doc_offsets, const int* __restrict__ words, int* __restrict__ z,
-    long long D, unsigned long long* __restrict__ invalid_tokens, unsigned long long seed, unsigned int iteration) {
+    long long D, const int* __restrict__ topic_counts, double alpha_sum, double v_beta,
+    unsigned long long* __restrict__ invalid_tokens, unsigned long long seed, unsigned int iteration) {
   using namespace bfly_lda_z_doc_f32_w8_k71_r7_addsub_detail;
   bfly::require_launch(THREADS, GROUPS, D);  // the launch contract above
   // Group q of W lanes works on document m = q; lane r takes tokens r, r + W, r + 2W, ... of it.
@@ -202,11 +205,19 @@ bfly_lda_z_doc_f32_w8_k71_r7_addsub(const float* __restrict__ theta, long long l
     }  // for each group of blocks
 
     const T total = running;
-    const bool valid = c >= 0 && bfly::valid_total(total);
+    // The collapsed conditional: with the token left out of the counts, its own topic's weight is `excess` less
+    // than the passes formed it (bfly::own_topic_excess), so the draw is from a total that much smaller.
+    const int own = topic_counts != nullptr && c >= 0 ? z[token] : -1;
+    const T excess = own >= 0 && own < K
+                         ? bfly::own_topic_excess(theta_row[own], my_phi[own], static_cast<long long>(n), alpha_sum,
+                                                  topic_counts[own], v_beta)
+                         : T(0);
+    const T total_drawn = total - excess;
+    const bool valid = c >= 0 && bfly::valid_total(total) && bfly::valid_total(total_drawn);
 
     // ---- Pass 2: one uniform per token (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
     const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(token), 0u, iteration), T());
-    const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
+    const T target = valid ? bfly::scaled_uniform(u, total_drawn) : T(0);  // u' = u * sum, kept below sum
     int draw = 0;
     // Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.
     int chunk = 0;
@@ -237,14 +248,55 @@ bfly_lda_z_doc_f32_w8_k71_r7_addsub(const float* __restrict__ theta, long long l
         if (target < s) { draw = j; break; }
       }
     }
+    // The collapsed conditional's prefix sums are the passes' up to topic own and `excess` lower from there on:
+    // a search that found a topic before own stands, and one that found own or later is made again with the
+    // target raised by the excess (it finds the same topic or a later one). The group searches together.
+    const bool search_again = valid && excess > T(0) && draw >= own;
+    if (__any_sync(FULL, search_again)) {
+      const T raised_target = search_again ? target + excess : target;
+      const int first_draw = draw;
+      {
+        const T target = raised_target;
+        // Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.
+        int chunk = 0;
+        {
+          int hi = CHUNKS - 1;
+          while (chunk < hi) {
+            const int mid = (chunk + hi) >> 1;
+            if (target < running_total[mid][threadIdx.x]) hi = mid; else chunk = mid + 1;
+          }
+        }
+        T low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block
+        T high = running_total[chunk][threadIdx.x];  // total at the end of the block
+        const int block = chunk;
+        // Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group loads
+        // a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).
+        {
+          T a[W];
+          load_chosen_products_row(a, theta_row, phi, ld_phi, c_warp, block, r);
+          build_table(a, r);
+          draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
+        }
+        // Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.
+        if (valid && target < remnant_total) {
+          T s = T(0);
+          draw = REMNANT - 1;
+          for (int j = 0; j < REMNANT; ++j) {
+            s += bfly::product(theta_row[j], my_phi[j]);
+            if (target < s) { draw = j; break; }
+          }
+        }
+      }
+      if (!search_again) draw = first_draw;
+    }
 
     // ---- Output, once per token ----
     if (has_token) {
       if (valid) {
         // Add/subtract rounding can land a search on a zero weight; such a token is drawn again
         // sequentially (Algorithms 1 and 2), so a zero-weight topic is never drawn.
-        if (draw < 0 || !(bfly::product(theta_row[draw], my_phi[draw]) > T(0)))
-          draw = bfly::sequential_draw_products(theta_row, my_phi, K, u);
+        if (draw < 0 || !(bfly::product(theta_row[draw], my_phi[draw]) - (draw == own ? excess : T(0)) > T(0)))
+          draw = bfly::sequential_draw_products(theta_row, my_phi, K, u, own, excess);
         z[token] = draw;
       } else {
         z[token] = -1;

@@ -182,7 +182,7 @@ TEST(GpuLdaTraining, RecoversKnownTopics) {
   const std::vector<std::vector<double>>& topics = generated.topics;
   const Corpus corpus = bfly::lda::sort_by_length(generated.corpus);
 
-  for (const Estimate estimate : {Estimate::mean, Estimate::draw}) {
+  for (const Estimate estimate : {Estimate::mean, Estimate::draw, Estimate::collapsed}) {
     bfly::lda::TrainerOptions options;
     options.topics = kTopics;
     options.priors = {.alpha = 0.3, .beta = 0.05};
@@ -239,10 +239,12 @@ void check_gpu_resume(Estimate estimate, int optimize_interval = 0) {
 TEST(GpuLdaTraining, ResumeIsExactF32Mean) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::mean); }
 TEST(GpuLdaTraining, ResumeIsExactF32Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::draw); }
 TEST(GpuLdaTraining, ResumeIsExactF64Draw) { BFLY_REQUIRE_GPU(); check_gpu_resume<double>(Estimate::draw); }
+TEST(GpuLdaTraining, ResumeIsExactF32Collapsed) { BFLY_REQUIRE_GPU(); check_gpu_resume<float>(Estimate::collapsed); }
 TEST(GpuLdaTraining, ResumeWithLearnedPriorsIsExact) {
   BFLY_REQUIRE_GPU();
   check_gpu_resume<float>(Estimate::mean, 3);
   check_gpu_resume<float>(Estimate::draw, 3);
+  check_gpu_resume<float>(Estimate::collapsed, 3);
 }
 
 // Output averaging with the sums on the device: the GPU engine keeps them, and the averaged outputs equal the
@@ -328,19 +330,24 @@ TEST(GpuLdaTraining, LearnedAlphaIsTheFixedPointOfTheDeviceCounts) {
 }
 
 // The GPU z-step inside the engine draws what the CPU reference draws, except where the uniform falls within
-// rounding of a boundary (the butterfly sums round in another order): a small share at most.
+// rounding of a boundary (the butterfly sums round in another order): a small share at most. With the collapsed
+// z-step the engine hands the kernel the device's n_k and the priors; a wrong one would move many draws.
 TEST(GpuLdaTraining, GpuAndCpuTrainersStayClose) {
   BFLY_REQUIRE_GPU();
   const Corpus corpus = random_corpus(400, 100, 80, 4);
-  bfly::lda::TrainerOptions options;
-  options.topics = 24;
-  bfly::lda::Trainer<double> gpu(corpus, options, bfly::lda::gpu_engine<double>());
-  bfly::lda::Trainer<double> cpu(corpus, options, std::make_unique<bfly::lda::CpuZStep<double>>(2));
-  gpu.step();
-  cpu.step();
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < gpu.z().size(); ++i) differ += gpu.z()[i] != cpu.z()[i];
-  EXPECT_LE(differ, gpu.z().size() / 1000 + 2) << "tokens whose first-iteration topic differs";
+  for (const Estimate estimate : {Estimate::mean, Estimate::collapsed}) {
+    bfly::lda::TrainerOptions options;
+    options.topics = 24;
+    options.estimate = estimate;
+    bfly::lda::Trainer<double> gpu(corpus, options, bfly::lda::gpu_engine<double>());
+    bfly::lda::Trainer<double> cpu(corpus, options, std::make_unique<bfly::lda::CpuZStep<double>>(2));
+    gpu.step();
+    cpu.step();
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < gpu.z().size(); ++i) differ += gpu.z()[i] != cpu.z()[i];
+    EXPECT_LE(differ, gpu.z().size() / 1000 + 2)
+        << "tokens whose first-iteration topic differs (" << bfly::lda::name_of(estimate) << ")";
+  }
 }
 
 }  // namespace

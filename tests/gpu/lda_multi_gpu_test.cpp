@@ -163,6 +163,11 @@ TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuF64Draw) {
   BFLY_REQUIRE_GPU();
   check_ranks_on_one_gpu<double>(100, Estimate::draw, 60);
 }
+TEST(MultiGpu, ThreeRanksOnOneGpuEqualOneGpuCollapsed) {
+  BFLY_REQUIRE_GPU();
+  check_ranks_on_one_gpu<float>(64, Estimate::collapsed, 40, {}, true);
+  check_ranks_on_one_gpu<double>(1024, Estimate::collapsed, 300);
+}
 
 TEST(MultiGpu, NcclOnEveryDeviceEqualsOneGpu) {
   BFLY_REQUIRE_GPU();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "bfly/lda/corpus.hpp"
+#include "bfly/lda/reference.hpp"
 
 #include <gtest/gtest.h>
 
@@ -137,5 +138,31 @@ std::vector<double> best_matching(const std::vector<std::vector<double>>& truth,
   for (int a = 0; a < topics; ++a) matched[a] = distance[a][best[a]];
   return matched;
 }
+
+// A state of the collapsed z-step: random topics z of `corpus`, their counts, and theta and phi as the posterior
+// means of those counts under `priors` (what Estimate::collapsed hands the z-step), with n_k as the z-step takes it.
+template <typename T>
+struct CollapsedState {
+  std::vector<std::int32_t> z;
+  Counts counts;
+  std::vector<T> theta, phi;
+  std::vector<std::int32_t> topic_counts;
+  double alpha_sum = 0, v_beta = 0;
+
+  CollapsedState(const Corpus& corpus, int K, const Priors& priors, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    z.resize(static_cast<std::size_t>(corpus.num_tokens()));
+    for (std::int32_t& k : z) k = static_cast<std::int32_t>(rng() % static_cast<unsigned>(K));
+    counts = count_topics(corpus, K, z, 1);
+    theta.resize(static_cast<std::size_t>(corpus.num_docs()) * K);
+    phi.resize(static_cast<std::size_t>(corpus.vocab_size()) * K);
+    estimate_theta<T>(corpus, counts, priors, Estimate::collapsed, 1, 0, theta, 1);
+    estimate_phi<T>(corpus, counts, priors, Estimate::collapsed, 1, 0, phi, 1);
+    topic_counts.assign(counts.topic.begin(), counts.topic.end());
+    alpha_sum = priors.alpha_sum(K);
+    v_beta = static_cast<double>(corpus.vocab_size()) * priors.beta;
+  }
+  CollapsedTerms terms() const { return CollapsedTerms{topic_counts, alpha_sum, v_beta}; }
+};
 
 }  // namespace bfly::lda::test

@@ -79,7 +79,7 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --alpha 0", "--alpha expects a positive number"},
       {corpus_args_ + " --beta nan", "--beta expects a positive number"},
       {corpus_args_ + " --type f16", "--type expects f32 or f64"},
-      {corpus_args_ + " --estimate median", "--estimate expects mean, draw or auto"},
+      {corpus_args_ + " --estimate median", "--estimate expects mean, draw, collapsed or auto"},
       {corpus_args_ + " --optimize-beta", "--optimize-beta needs --optimize-interval N"},
       {corpus_args_ + " --optimize-interval -1", "--optimize-interval expects an integer"},
       {corpus_args_ + " --topics", "--topics needs a value"},
@@ -124,10 +124,13 @@ TEST_F(Cli, BadInputFilesExitTwoNamingFileAndLine) {
 }
 
 // Learned priors from the command line: alpha.txt holds the asymmetric alpha, a resumed run ends with the same files,
-// and a resumed run may not change the optimisation.
-TEST_F(Cli, LearnedPriorsResumeToTheSameFiles) {
-  const std::string common = corpus_args_ + " --topics 5 --seed 7 --estimate draw --quiet --threads 2 --device cpu" +
-                             " --optimize-interval 2 --optimize-beta";
+// and a resumed run may not change the optimisation; with Dirichlet draws and with the collapsed z-step (whose
+// theta and phi are formed again under the learned priors, which the checkpoint then holds).
+class CliEstimates : public Cli, public ::testing::WithParamInterface<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Estimates, CliEstimates, ::testing::Values("draw", "collapsed"));
+TEST_P(CliEstimates, LearnedPriorsResumeToTheSameFiles) {
+  const std::string common = corpus_args_ + " --topics 5 --seed 7 --estimate " + GetParam() +
+                             " --quiet --threads 2 --device cpu --optimize-interval 2 --optimize-beta";
   const auto straight = dir_ / "straight", halves = dir_ / "halves";
   RunResult run = run_lda(common + " --iterations 6 --out '" + straight.string() + "'", dir_);
   ASSERT_EQ(run.status, 0) << run.output;

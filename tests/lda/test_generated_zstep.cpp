@@ -130,6 +130,60 @@ TEST(GeneratedCpuZStep, DrawsEqualTheReferenceExceptBoundaryCases) {
               bfly::lda::compiled_z_kernels().size(), tokens, boundary);
 }
 
+// The collapsed z-step (theta and phi the means of the counts of a random z, each token left out of them): the
+// generated kernels search their unlowered sums twice where needed, the reference sums the lowered weights; they
+// draw the same topics except where the uniform lies within rounding of a boundary, and not what the plain z-step
+// draws from the same state.
+template <typename T>
+void check_collapsed_against_reference(const CompiledZKernel& kernel, long long& tokens, long long& boundary_total) {
+  const int K = kernel.spec.K;
+  const Corpus c = bfly::lda::sort_by_length(random_corpus(300, 53, 45, static_cast<std::uint32_t>(K) + 1));
+  const CollapsedState<T> state(c, K, {.alpha = 0.1, .beta = 0.01}, static_cast<std::uint32_t>(bfly::test::run_seed()));
+  const bfly::lda::CollapsedTerms terms = state.terms();
+  const std::uint64_t seed = 0xc011'0000ull + static_cast<std::uint64_t>(K);
+  const std::uint32_t iteration = 5;
+  std::vector<std::int32_t> generated = state.z, reference = state.z, plain = state.z;
+  const auto report = GeneratedCpuZStep<T>(kernel, 2).run(c, K, state.theta, state.phi, generated, seed, iteration, &terms);
+  EXPECT_EQ(report.invalid_tokens, 0) << kernel.kernel.name;
+  bfly::lda::CpuZStep<T>(2).run(c, K, state.theta, state.phi, reference, seed, iteration, &terms);
+  GeneratedCpuZStep<T>(kernel, 2).run(c, K, state.theta, state.phi, plain, seed, iteration);
+
+  long long boundary = 0, unlike_plain = 0;
+  std::vector<T> weights(static_cast<std::size_t>(K));
+  for (std::int64_t m = 0; m < c.num_docs(); ++m)
+    for (std::int64_t i = c.doc_offsets[m]; i < c.doc_offsets[m + 1]; ++i) {
+      unlike_plain += generated[i] != plain[i];
+      if (generated[i] == reference[i]) continue;
+      const std::size_t word = static_cast<std::size_t>(c.words[i]);
+      for (int k = 0; k < K; ++k) weights[k] = state.theta[m * K + k] * state.phi[word * K + k];
+      const int own = state.z[i];
+      weights[own] -= bfly::lda::own_topic_excess(state.theta[m * K + own], state.phi[word * K + own], c.doc_length(m),
+                                                  state.alpha_sum, state.topic_counts[own], state.v_beta);
+      const T u = bfly::lda::token_uniform<T>(seed, static_cast<std::uint64_t>(i), iteration);
+      const auto exact = bfly::test::reference_draw(weights.data(), K, u);
+      std::string why;
+      ASSERT_NE(bfly::test::check_draw(weights.data(), K, generated[i], exact, &why), bfly::test::DrawCheck::wrong)
+          << kernel.kernel.name << ": token " << i << " drew " << generated[i] << ", the reference " << reference[i]
+          << "; " << why;
+      ++boundary;
+    }
+  EXPECT_LE(boundary, 2) << kernel.kernel.name;
+  EXPECT_GT(unlike_plain, c.num_tokens() / 20) << kernel.kernel.name << ": the collapsed draws are the plain ones";
+  tokens += c.num_tokens();
+  boundary_total += boundary;
+}
+
+TEST(GeneratedCpuZStep, CollapsedDrawsEqualTheReferenceExceptBoundaryCases) {
+  long long tokens = 0, boundary = 0;
+  for (const CompiledZKernel& kernel : bfly::lda::compiled_z_kernels()) {
+    if (kernel.spec.type == bfly::gen::ElementType::f32) check_collapsed_against_reference<float>(kernel, tokens, boundary);
+    else check_collapsed_against_reference<double>(kernel, tokens, boundary);
+    if (HasFatalFailure()) return;
+  }
+  std::printf("collapsed z-step on the CPU: %zu kernels, %lld tokens, %lld boundary cases\n",
+              bfly::lda::compiled_z_kernels().size(), tokens, boundary);
+}
+
 // On one worker thread the CTAs run on the calling thread: its lockstep state shows the launch, grid_for_rows(D)
 // CTAs of threads_per_cta threads (lda_z_doc runs W threads per document, so the grid is not D / threads_per_cta).
 TEST(GeneratedCpuZStep, LaunchesTheKernelsGridThroughLockstep) {
@@ -195,14 +249,17 @@ TEST(GeneratedCpuZStep, RefusesAnotherKOrType) {
 }
 
 // N iterations straight equal N/2, a checkpoint, and N/2 more after resuming (other thread counts), byte for byte.
+// optimize_interval 3: the checkpoint falls right after the priors were learned (the collapsed z-step's engines
+// form theta and phi again under them).
 template <typename T>
-void check_resume(const CompiledZKernel& kernel, bfly::lda::Estimate estimate) {
+void check_resume(const CompiledZKernel& kernel, bfly::lda::Estimate estimate, int optimize_interval = 0) {
   const Corpus corpus = bfly::lda::sort_by_length(random_corpus(200, 60, 25, 21));
   bfly::lda::TrainerOptions options;
   options.topics = kernel.spec.K;
   options.priors = {.alpha = 0.2, .beta = 0.03};
   options.seed = 0xfeedbeefcafeull;
   options.estimate = estimate;
+  options.optimize_interval = optimize_interval;
   constexpr int kIterations = 6;
   auto zstep = [&](int threads) { return std::make_unique<GeneratedCpuZStep<T>>(kernel, threads); };
 
@@ -221,9 +278,16 @@ void check_resume(const CompiledZKernel& kernel, bfly::lda::Estimate estimate) {
   EXPECT_TRUE(same_bytes(resumed.theta(), straight.theta()));
   EXPECT_TRUE(same_bytes(resumed.phi(), straight.phi()));
   EXPECT_EQ(resumed.ll_per_token(), straight.ll_per_token());
+  EXPECT_EQ(resumed.options().priors.topic_alpha, straight.options().priors.topic_alpha);
 }
 
 TEST(GeneratedCpuZStep, ResumeIsExactMean) { check_resume<float>(main_job_kernel(), bfly::lda::Estimate::mean); }
 TEST(GeneratedCpuZStep, ResumeIsExactDraw) { check_resume<float>(main_job_kernel(), bfly::lda::Estimate::draw); }
+TEST(GeneratedCpuZStep, ResumeIsExactCollapsed) {
+  check_resume<float>(main_job_kernel(), bfly::lda::Estimate::collapsed);
+}
+TEST(GeneratedCpuZStep, ResumeIsExactCollapsedWithLearnedPriors) {
+  check_resume<float>(main_job_kernel(), bfly::lda::Estimate::collapsed, 3);
+}
 
 }  // namespace

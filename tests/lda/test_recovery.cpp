@@ -53,7 +53,8 @@ TEST_P(Recovery, KnownTopicsAreFound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Estimates, Recovery,
-                         ::testing::Values(bfly::lda::Estimate::mean, bfly::lda::Estimate::draw),
+                         ::testing::Values(bfly::lda::Estimate::mean, bfly::lda::Estimate::draw,
+                                           bfly::lda::Estimate::collapsed),
                          [](const auto& info) { return std::string(bfly::lda::name_of(info.param)); });
 
 // Hyperparameter optimisation: documents generated from a known asymmetric alpha (spread over a factor of 8), trained

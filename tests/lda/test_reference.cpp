@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 // The uniforms of the kernels, compiled here on their own (not through the library).
@@ -126,6 +127,104 @@ TYPED_TEST(CpuZStepTest, InvalidTotalsGiveMinusOneAndAreReported) {
   for (std::int64_t m = 0; m < c.num_docs(); ++m)
     for (std::int64_t i = c.doc_offsets[m]; i < c.doc_offsets[m + 1]; ++i)
       EXPECT_EQ(z[i] == -1, m == 2 || m == 4) << "token " << i;
+}
+
+// own_topic_excess lowers the rounded product theta * phi of a token's own topic to that topic's weight with the
+// token left out of the counts, (n_mk - 1 + alpha)(n_wk - 1 + beta) / ((N_m + A)(n_k - 1 + V beta)), up to rounding.
+TYPED_TEST(CpuZStepTest, OwnTopicExcessLeavesTheTokenOutOfTheCounts) {
+  using T = TypeParam;
+  // theta and phi come rounded to T, and leaving a count of 1 out cancels all but alpha (beta) of it: the
+  // rounding of (1 + alpha) / (N + A) grows by (1 + alpha) / alpha = 11, that of phi by (1 + beta) / beta = 101.
+  const double tolerance = std::is_same_v<T, float> ? 11 * 101 * 1.2e-7 : 1e-12;
+  const double alpha = 0.1, beta = 0.01, A = 6.4, v_beta = 339.0;  // K = 64, V = 33900
+  for (const int doc_tokens : {1, 7, 300})
+    for (int n_mk = 1; n_mk <= std::min(doc_tokens, 5); ++n_mk)
+      for (const int n_wk : {1, 2, 40})
+        for (const int n_k : {n_wk, 1000, 200000}) {
+          const T theta = static_cast<T>((n_mk + alpha) / (doc_tokens + A));
+          const T phi = static_cast<T>((n_wk + beta) / (n_k + v_beta));
+          const T excess = bfly::lda::own_topic_excess(theta, phi, doc_tokens, A, n_k, v_beta);
+          const double without = (n_mk - 1 + alpha) / (doc_tokens + A) * (n_wk - 1 + beta) / (n_k - 1 + v_beta);
+          EXPECT_NEAR(static_cast<double>(theta * phi - excess) / without, 1.0, tolerance)
+              << "N " << doc_tokens << " n_mk " << n_mk << " n_wk " << n_wk << " n_k " << n_k;
+        }
+  EXPECT_EQ(bfly::lda::own_topic_excess(T(0.25), T(0.5), 1, 1.0, 3, 2.0), T(0.125))
+      << "a factor that would fall below zero is kept at zero: the whole weight is the excess";
+}
+
+// The collapsed z-step's draws follow collapsed Gibbs sampling's conditional, computed here from the counts
+// directly: p(k) proportional to (n_mk - [k = z_i] + alpha)(n_wk - [k = z_i] + beta) / (n_k - [k = z_i] + V beta).
+// Each token is drawn 4000 times from the same state (iterations 1 .. 4000 of the uniforms); chi-square over its
+// categories, cells expected below 5 pooled. The same tallies against theta * phi (the mean z-step's weights) are
+// far off: short documents and small priors make a token's own count decide much of its weight.
+TYPED_TEST(CpuZStepTest, CollapsedDrawsFollowTheCollapsedConditional) {
+  using T = TypeParam;
+  const Corpus c = random_corpus(8, 6, 5, 21);
+  const int K = 4;
+  const bfly::lda::Priors priors{.alpha = 0.1, .beta = 0.01};
+  const CollapsedState<T> state(c, K, priors, 5);
+  const bfly::lda::CollapsedTerms terms = state.terms();
+  const int runs = 4000;
+  std::vector<long long> tally(static_cast<std::size_t>(c.num_tokens()) * K, 0);
+  bfly::lda::CpuZStep<T> zstep(1);
+  for (int t = 1; t <= runs; ++t) {
+    std::vector<std::int32_t> z = state.z;
+    ASSERT_EQ(zstep.run(c, K, state.theta, state.phi, z, 77, static_cast<std::uint32_t>(t), &terms).invalid_tokens, 0);
+    for (std::size_t i = 0; i < z.size(); ++i) ++tally[i * K + static_cast<std::size_t>(z[i])];
+  }
+  // Pearson's statistic of one token's tallies against probabilities p, cells expected below 5 pooled.
+  const auto chi_square = [&](const long long* observed, const std::vector<long double>& p, int& df) {
+    long double statistic = 0, pooled_observed = 0, pooled_expected = 0;
+    int cells = 0;
+    for (int k = 0; k < K; ++k) {
+      const long double expected = p[k] * runs;
+      if (expected < 5) {
+        pooled_observed += observed[k];
+        pooled_expected += expected;
+        continue;
+      }
+      statistic += (observed[k] - expected) * (observed[k] - expected) / expected;
+      ++cells;
+    }
+    if (pooled_expected >= 5) {
+      statistic += (pooled_observed - pooled_expected) * (pooled_observed - pooled_expected) / pooled_expected;
+      ++cells;
+    } else if (pooled_observed > 5 + 10 * pooled_expected) {
+      statistic += 1e9;  // draws where (almost) none are expected
+    }
+    df += std::max(cells - 1, 0);
+    return statistic;
+  };
+  const double V = c.vocab_size();
+  long double collapsed_statistic = 0, plain_statistic = 0;
+  int collapsed_df = 0, plain_df = 0;
+  for (std::int64_t m = 0; m < c.num_docs(); ++m)
+    for (std::int64_t i = c.doc_offsets[m]; i < c.doc_offsets[m + 1]; ++i) {
+      const int own = state.z[i], w = c.words[i];
+      std::vector<long double> conditional(K), plain(K);
+      long double conditional_sum = 0, plain_sum = 0;
+      for (int k = 0; k < K; ++k) {
+        const int left_out = k == own ? 1 : 0;
+        conditional[k] = (state.counts.doc_topic[m * K + k] - left_out + priors.alpha) *
+                         (state.counts.word_topic[static_cast<std::size_t>(w) * K + k] - left_out + priors.beta) /
+                         (state.counts.topic[k] - left_out + V * priors.beta);
+        plain[k] = static_cast<long double>(state.theta[m * K + k]) * state.phi[static_cast<std::size_t>(w) * K + k];
+        conditional_sum += conditional[k];
+        plain_sum += plain[k];
+      }
+      for (int k = 0; k < K; ++k) {
+        conditional[k] /= conditional_sum;
+        plain[k] /= plain_sum;
+      }
+      collapsed_statistic += chi_square(&tally[static_cast<std::size_t>(i) * K], conditional, collapsed_df);
+      plain_statistic += chi_square(&tally[static_cast<std::size_t>(i) * K], plain, plain_df);
+    }
+  ASSERT_GT(collapsed_df, 20);
+  // The 99.9th percentile of chi-square is below df + 5 sqrt(2 df) for these df.
+  EXPECT_LT(collapsed_statistic, collapsed_df + 5 * std::sqrt(2.0 * collapsed_df))
+      << "df " << collapsed_df << ": the draws do not follow the collapsed conditional";
+  EXPECT_GT(plain_statistic, 10 * (plain_df + 5 * std::sqrt(2.0 * plain_df)))
+      << "df " << plain_df << ": the collapsed draws look like the mean z-step's; the test would not see the difference";
 }
 
 TEST(Counts, MatchAssignment) {

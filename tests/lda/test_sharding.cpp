@@ -162,6 +162,12 @@ TEST(Sharding, LearnedPriorsOnThreeRanksEqualOne) {
   check_sharded_equals_single<float>(Estimate::mean, 3, false, true);
   check_sharded_equals_single<double>(Estimate::draw, 2, true, true);
 }
+// The collapsed z-step on each rank reads the summed n_k, and the ranks form theta and phi again when the priors
+// are learned, as the single engine does.
+TEST(Sharding, CollapsedOnThreeRanksEqualsOne) {
+  check_sharded_equals_single<float>(Estimate::collapsed, 3);
+  check_sharded_equals_single<double>(Estimate::collapsed, 2, true, true);
+}
 
 TEST(Sharding, ResumesOnADifferentNumberOfRanks) {
   const Corpus corpus = sorted_corpus(5000, 60);

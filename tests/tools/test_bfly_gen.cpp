@@ -358,7 +358,7 @@ TEST_F(BflyGen, LdaZHeaderCompilesWithNvcc) {
              "cudaError_t step(const double* theta, const double* phi, const long long* offsets, const int* words,\n"
              "                 int* z, long long D) {\n"
              "  return bfly_lda_z_f64_w16_k256_r8_swap_launch(theta, 256, phi, 256, offsets, words, z, D, nullptr,\n"
-             "                                                  1, 0);\n"
+             "                                                  0.0, 0.0, nullptr, 1, 0);\n"
              "}\n");
   const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
                                        " -arch=sm_90 -c lda.cu -o lda.o 2>&1",
@@ -438,9 +438,10 @@ TEST_F(BflyGen, LdaZDocHeaderCompilesWithNvcc) {
   write_file(scratch_ / "doc.cu",
              "#include \"doc.cuh\"\n"
              "cudaError_t step(const float* theta, const float* phi, const long long* offsets, const int* words,\n"
-             "                 int* z, long long D) {\n"
+             "                 int* z, long long D, const int* topic_counts) {\n"
+             "  // the collapsed z-step: n_k of z, alpha_sum = 1024 * 0.1, V * beta = 50000 * 0.01\n"
              "  return bfly_lda_z_doc_f32_w32_k1024_r8_addsub_launch(theta, 1024, phi, 1024, offsets, words, z, D,\n"
-             "                                                       nullptr, 1, 0);\n"
+             "                                                       topic_counts, 102.4, 500.0, nullptr, 1, 0);\n"
              "}\n");
   const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
                                        " -arch=sm_90 -c doc.cu -o doc.o 2>&1",

@@ -43,7 +43,8 @@ class GeneratedCpuZStep final : public ZStep<T> {
   std::string name() const override;
   // Throws bfly::Error when K is not the kernel's K or the sizes do not match the corpus.
   ZStepReport run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
-                  std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) override;
+                  std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration,
+                  const CollapsedTerms* collapsed = nullptr) override;
   const CompiledZKernel& kernel() const { return *kernel_; }
   int threads() const { return threads_; }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace bfly::lda {
@@ -38,12 +39,18 @@ struct Priors {
   void check(int K) const;
 };
 
-// How theta and phi are formed from the counts.
+// How theta and phi are formed from the counts, and what the z-step draws from them.
 enum class Estimate {
-  mean,  // posterior means: theta = (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta)
-  draw,  // draws from the Dirichlet posteriors Dir(n_d. + alpha.), Dir(n_.k + beta) (the textbook Gibbs step)
+  mean,       // posterior means: theta = (n_dk + alpha_k) / (N_d + sum alpha), phi = (n_wk + beta) / (n_k + V beta)
+  draw,       // draws from the Dirichlet posteriors Dir(n_d. + alpha.), Dir(n_.k + beta) (the textbook Gibbs step)
+  collapsed,  // posterior means, and the z-step leaves each token out of the counts behind them: collapsed Gibbs
+              // sampling's conditional for every token at once (zstep.hpp, CollapsedTerms)
 };
 const char* name_of(Estimate estimate);
+// "mean", "draw" or "collapsed"; throws bfly::Error naming the choices otherwise.
+Estimate parse_estimate(std::string_view name);
+// Whether theta and phi are the posterior means of the counts (mean and collapsed), as opposed to draws.
+inline bool forms_means(Estimate estimate) { return estimate != Estimate::draw; }
 
 // Topic counts of an assignment z.
 struct Counts {
@@ -62,7 +69,8 @@ class CpuZStep final : public ZStep<T> {
   explicit CpuZStep(int threads = 0);  // 0: the hardware's thread count, at most 16
   std::string name() const override;
   ZStepReport run(const Corpus& corpus, int K, std::span<const T> theta, std::span<const T> phi,
-                  std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration) override;
+                  std::span<std::int32_t> z, std::uint64_t seed, std::uint32_t iteration,
+                  const CollapsedTerms* collapsed = nullptr) override;
   int threads() const { return threads_; }
 
  private:
@@ -79,6 +87,18 @@ T token_uniform(std::uint64_t seed, std::uint64_t token, std::uint32_t iteration
 // u * total kept below total, exactly as bfly::scaled_uniform in templates/bfly/sample_support.cuh.
 template <typename T>
 T scaled_uniform(T u, T total);
+
+// The collapsed z-step's correction (zstep.hpp, CollapsedTerms): how much the weight theta * phi (rounded to T, as
+// the z-steps form it) of a token's own topic exceeds that topic's weight with the token left out of the counts,
+//   (theta - 1 / (doc_tokens + alpha_sum)) * (phi * (n_k + v_beta) - 1) / (n_k + v_beta - 1),
+// each factor formed in double, kept >= 0 and rounded to T; 0 when the latter is larger. The generated kernels
+// compute the same (bfly::own_topic_excess in templates/bfly/sample_support.cuh).
+template <typename T>
+T own_topic_excess(T theta, T phi, std::int64_t doc_tokens, double alpha_sum, std::int32_t topic_count, double v_beta);
+
+// Throws bfly::Error unless `collapsed` fits K (K topic counts) and its alpha_sum and v_beta are positive and finite;
+// `caller` starts the message.
+void check_collapsed(const CollapsedTerms& collapsed, int K, std::string_view caller);
 
 // Topics drawn uniformly for the initial state (iteration 0).
 void initial_topics(const Corpus& corpus, int K, std::uint64_t seed, std::span<std::int32_t> z);

@@ -20,6 +20,16 @@ struct LdaZOptions : gen::LdaZChoice {
   bool report_invalid_tokens = true;  // read back {count, first token} of tokens written as -1
 };
 
+// The collapsed z-step (bfly-lda --estimate collapsed; docs/LDA.md): with these set, theta and phi must be the
+// posterior means of the counts of z on entry, theta[m, k] = (n_mk + alpha_k) / (N_m + alpha_sum) and
+// phi[w, k] = (n_wk + beta) / (n_k + v_beta), and each token is drawn from collapsed Gibbs sampling's conditional:
+// with its own current topic z[t] left out of those counts. Left empty (topic_counts null): theta * phi as given.
+struct LdaCollapsed {
+  const int* topic_counts = nullptr;  // device array of K ints: n_k of z on entry
+  double alpha_sum = 0;               // sum_k alpha_k of theta's means
+  double v_beta = 0;                  // V * beta of phi's means
+};
+
 struct LdaZReport {
   gen::KernelSpec spec;
   long long invalid_tokens = 0;       // tokens whose weights were all zero (or not finite), written as -1
@@ -38,20 +48,21 @@ class LdaZStep {
   // document m owning tokens doc_offsets[m] .. doc_offsets[m + 1] - 1; words: one word id < V per token;
   // z: one topic per token (written). The uniform of token t is Philox(seed; t, 0, iteration), so a step is
   // reproducible and independent of the launch. Lanes of a group stay busy when documents are sorted by
-  // length. Arguments are validated before any launch; D == 0 does nothing.
+  // length. Arguments are validated before any launch; D == 0 does nothing. `collapsed` (optional) makes it the
+  // collapsed z-step (LdaCollapsed above; its alpha_sum and v_beta must then be positive and finite).
   // T is a host type of the element-type table (float, double).
   template <typename T>
   LdaZReport run(const T* theta, long long ld_theta, const std::type_identity_t<T>* phi, long long ld_phi,
                  const long long* doc_offsets,
                  const int* words, int* z, long long D, int K, std::uint64_t seed, unsigned int iteration,
-                 CUstream_st* stream = nullptr) {
+                 CUstream_st* stream = nullptr, const LdaCollapsed& collapsed = {}) {
     return run(gen::element_type_of<T>, theta, ld_theta, phi, ld_phi, doc_offsets, words, z, D, K, seed, iteration,
-               stream);
+               stream, collapsed);
   }
   // The same with the element type given at run time.
   LdaZReport run(gen::ElementType type, const void* theta, long long ld_theta, const void* phi, long long ld_phi,
                  const long long* doc_offsets, const int* words, int* z, long long D, int K, std::uint64_t seed,
-                 unsigned int iteration, CUstream_st* stream = nullptr);
+                 unsigned int iteration, CUstream_st* stream = nullptr, const LdaCollapsed& collapsed = {});
 
   // Compiles (or finds in the kernel cache) and loads the kernel of K and `type` in the current context now, so
   // that the first run() does not: bfly-lda prepares it before training, and its training seconds hold no

@@ -143,13 +143,27 @@ inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
       {"seed", ArgType::u64, ArgRole::seed, "Philox4x32-10 key"},                                                 \
       {"iteration", ArgType::u32, ArgRole::iteration, "the uniform of token t comes from Philox(seed; t, 0, iteration)"}
 
-inline constexpr KernelArg kLdaZArgs[] = {BFLY_LDA_Z_LEADING_ARGS, BFLY_LDA_Z_TRAILING_ARGS};
+// The generated z-steps also draw from collapsed Gibbs sampling's conditional: given n_k, theta and phi (the
+// posterior means of the counts of z on entry), each token's own current topic is left out of the counts.
+#define BFLY_LDA_Z_COLLAPSED_ARGS                                                                                  \
+  {"topic_counts", ArgType::const_i32s, ArgRole::optional_input,                                                  \
+   "nullptr: draw from theta[doc] * phi[word] as given; else K ints, n_k of z on entry, for the collapsed "        \
+   "conditional: theta and phi must then be the posterior means of the counts of z, and each token's draw leaves "  \
+   "the token itself (its topic z[t] on entry) out of them"},                                                     \
+      {"alpha_sum", ArgType::f64, ArgRole::value,                                                                 \
+       "with topic_counts: sum_k alpha_k, theta[m, k] = (n_mk + alpha_k) / (N_m + alpha_sum)"},                   \
+      {"v_beta", ArgType::f64, ArgRole::value,                                                                    \
+       "with topic_counts: V * beta, phi[w, k] = (n_wk + beta) / (n_k + v_beta)"}
+
+inline constexpr KernelArg kLdaZArgs[] = {BFLY_LDA_Z_LEADING_ARGS, BFLY_LDA_Z_COLLAPSED_ARGS,
+                                          BFLY_LDA_Z_TRAILING_ARGS};
 inline constexpr KernelArg kLdaBaselineArgs[] = {
     BFLY_LDA_Z_LEADING_ARGS,
     {"p", ArgType::elements, ArgRole::scratch,
      "device scratch of D x K elements: the running sum k of document m's current token at p[k * D + m]"},
     BFLY_LDA_Z_TRAILING_ARGS};
 #undef BFLY_LDA_Z_LEADING_ARGS
+#undef BFLY_LDA_Z_COLLAPSED_ARGS
 #undef BFLY_LDA_Z_TRAILING_ARGS
 
 inline constexpr KernelFamily kSample{"sample", "draws one category per row of M x K weights", "row",

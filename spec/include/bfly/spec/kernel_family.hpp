@@ -36,6 +36,7 @@ enum class ArgType {
 // What a parameter means to its caller; the checks of the launch function and of the runtime's packing follow it.
 enum class ArgRole {
   input,       // device array the kernel reads; not null when there is work
+  optional_input,  // device array the kernel reads when it is not null; null turns off what it serves
   output,      // device array the kernel writes; not null when there is work
   scratch,     // device array the kernel uses as workspace; not null when there is work
   counters,    // null, or two device counters preset to {0, ~0ull}: count and first of the invalid items
