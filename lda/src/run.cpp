@@ -326,14 +326,6 @@ void save_corpus(const Corpus& corpus, const std::string& dir) {
 
 void train(const RunSettings& given_settings, const Corpus& corpus, const Corpus* heldout) {
   RunSettings settings = given_settings;
-  if (settings.estimate_auto && !settings.resume) {
-    settings.options.estimate = automatic_estimate(corpus);
-    std::printf("estimate: %s (--estimate auto: the documents average %.1f tokens; draw below %g, else mean)\n",
-                name_of(settings.options.estimate),
-                corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs())
-                                      : 0.0,
-                kDrawBelowMeanLength);
-  }
   gen::visit_element_type(settings.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>)

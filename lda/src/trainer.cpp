@@ -278,12 +278,6 @@ class CpuEngine final : public IterationEngine<T> {
   std::vector<std::int32_t> topic32_;  // n_k as the collapsed z-step takes it
 };
 
-Estimate automatic_estimate(const Corpus& corpus) {
-  const double mean_length =
-      corpus.num_docs() > 0 ? static_cast<double>(corpus.num_tokens()) / static_cast<double>(corpus.num_docs()) : 0.0;
-  return mean_length < kDrawBelowMeanLength ? Estimate::draw : Estimate::mean;
-}
-
 template <typename T>
 DocumentTopicHistogram IterationEngine<T>::document_topic_histogram(const Corpus& corpus, int topics,
                                                                     std::int64_t longest) {

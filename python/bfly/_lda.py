@@ -81,9 +81,10 @@ class LDA:
     Parameters (scikit-learn's names in brackets): alpha [doc_topic_prior] and beta [topic_word_prior], the
     symmetric Dirichlet priors (bfly-lda's defaults); iterations [max_iter]; seed [random_state] (every draw of
     a run is fixed by the seed and the corpus); dtype "float32" or "float64"; device "auto" (the GPU when one can
-    be used, else the CPU), "gpu" or "cpu"; estimate "mean" (posterior means of theta and phi between z-steps),
-    "draw" (Dirichlet draws) or "auto" (bfly-lda's default: draws when the documents average fewer than 20 tokens,
-    else means); average_last: doc_topic_, top_words, transform and score use the posterior means averaged over
+    be used, else the CPU), "gpu" or "cpu"; estimate "collapsed" (the default, as bfly-lda's: posterior means of
+    theta and phi between z-steps, each token left out of the counts behind them as it is drawn, which is collapsed
+    Gibbs sampling's conditional), "mean" (the means as they are) or "draw" (Dirichlet draws); "auto", which
+    older saved models hold, means "collapsed"; average_last: doc_topic_, top_words, transform and score use the posterior means averaged over
     the last `average_last` iterations of each fit or continue_fit ("auto", the default: the last half of them, as
     bfly-lda --average-last auto; 1: the last iteration's means; components_ stays the last counts; save keeps
     the reported theta and phi, and a loaded model reports them until it trains on); threads for the CPU parts (0: all cores);
@@ -92,12 +93,13 @@ class LDA:
 
     After fit: components_ (n_topics x V: word-topic counts plus beta, scikit-learn's meaning), topic_word_
     (components_ normalised per topic), doc_topic_ (D x n_topics, input order), vocabulary_, engine_ (what ran:
-    "gpu ..." or "cpu ..."), device_ ("gpu" or "cpu"), estimate_ ("mean" or "draw": what "auto" chose), loglik_
+    "gpu ..." or "cpu ..."), device_ ("gpu" or "cpu"), estimate_ ("collapsed", "mean" or "draw"), loglik_
     (ll per token after each iteration).
     """
 
     def __init__(self, n_topics=10, *, alpha=0.1, beta=0.01, iterations=200, seed=1, dtype="float32",
-                 device="auto", estimate="auto", average_last="auto", threads=0, callback=None, progress_every=10):
+                 device="auto", estimate="collapsed", average_last="auto", threads=0, callback=None,
+                 progress_every=10):
         if not isinstance(n_topics, int) or isinstance(n_topics, bool) or not 1 <= n_topics <= 65536:
             raise ValueError(f"n_topics = {n_topics!r}; it must be an integer in 1 .. 65536")
         if not alpha > 0 or not beta > 0:
@@ -108,8 +110,9 @@ class LDA:
             raise ValueError(f"dtype = {dtype!r}; it must be 'float32' or 'float64'")
         if device not in ("auto", "gpu", "cpu"):
             raise ValueError(f"device = {device!r}; it must be 'auto', 'gpu' or 'cpu'")
-        if estimate not in ("mean", "draw", "collapsed", "auto"):
-            raise ValueError(f"estimate = {estimate!r}; it must be 'mean', 'draw', 'collapsed' or 'auto'")
+        if estimate not in ("collapsed", "mean", "draw", "auto"):
+            raise ValueError(f"estimate = {estimate!r}; it must be 'collapsed', 'mean' or 'draw'")
+        estimate = "collapsed" if estimate == "auto" else estimate  # "auto": the default of older saved models
         if average_last != "auto" and (not isinstance(average_last, int) or isinstance(average_last, bool)
                                        or average_last < 1):
             raise ValueError(f"average_last = {average_last!r}; it must be 'auto' or an integer >= 1")

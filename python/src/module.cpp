@@ -214,12 +214,12 @@ class LdaModel {
     options.priors = {alpha, beta};
     options.seed = seed;
     options.threads = threads;
-    if (estimate == "auto") {
-      options.estimate = bfly::lda::automatic_estimate(*corpus_);
-    } else if (estimate == "mean" || estimate == "draw" || estimate == "collapsed") {
+    if (estimate == "mean" || estimate == "draw" || estimate == "collapsed") {
       options.estimate = bfly::lda::parse_estimate(estimate);
+    } else if (estimate == "auto") {  // models saved before collapsed became the default
+      options.estimate = bfly::lda::Estimate::collapsed;
     } else {
-      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'mean', 'draw', 'collapsed' or 'auto'", estimate));
+      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'collapsed', 'mean' or 'draw'", estimate));
     }
     const ElementType element = parse_type(type);
     if (element == ElementType::f32) {
@@ -231,7 +231,7 @@ class LdaModel {
     }
   }
 
-  // The estimate the run forms between z-steps ("mean" or "draw"; "auto" resolved from the corpus).
+  // The estimate the run forms between z-steps ("collapsed", "mean" or "draw").
   std::string estimate() const {
     return std::visit([](const auto& t) { return std::string(bfly::lda::name_of(t->options().estimate)); }, trainer_);
   }

@@ -273,6 +273,25 @@ def test_average_last_averages_the_means_of_the_same_chain():
     assert np.array_equal(averaged.doc_topic_, straight.doc_topic_)
 
 
+def test_collapsed_is_the_default_and_finds_topics_in_short_documents():
+    # Six-token documents: the collapsed z-step (the default) leaves each token out of its document's counts, so a
+    # short document's topics move; its word blocks come out as topics.
+    rng = np.random.default_rng()
+    X, truth = known_topic_corpus(rng, 400, length=6)
+    model = fit_best_of_three(rng, X, alpha=0.1, beta=0.01, iterations=100)
+    assert model.estimate == "collapsed" and model.estimate_ == "collapsed"
+    blocks = topic_of_block(model)
+    assigned = model.doc_topic_.argmax(axis=1)
+    assert np.mean(assigned == np.array([blocks[t] for t in truth])) > 0.8
+    # "auto", the default of models saved by older versions, is the same as "collapsed".
+    seed = int(rng.integers(2**31))
+    auto = bfly.LDA(TOPICS, iterations=5, seed=seed, estimate="auto").fit(X)
+    collapsed = bfly.LDA(TOPICS, iterations=5, seed=seed).fit(X)
+    assert auto.estimate_ == "collapsed" and auto.loglik_ == collapsed.loglik_
+    mean = bfly.LDA(TOPICS, iterations=5, seed=seed, estimate="mean").fit(X)
+    assert mean.estimate_ == "mean" and mean.loglik_ != collapsed.loglik_
+
+
 def test_bad_arguments():
     for kwargs, word in [(dict(n_topics=0), "n_topics"), (dict(alpha=0), "alpha"), (dict(dtype="float16"), "dtype"),
                          (dict(device="tpu"), "device"), (dict(estimate="mode"), "estimate"),

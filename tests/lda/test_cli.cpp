@@ -79,7 +79,7 @@ TEST_F(Cli, BadArgumentsExitTwoWithAMessage) {
       {corpus_args_ + " --alpha 0", "--alpha expects a positive number"},
       {corpus_args_ + " --beta nan", "--beta expects a positive number"},
       {corpus_args_ + " --type f16", "--type expects f32 or f64"},
-      {corpus_args_ + " --estimate median", "--estimate expects mean, draw, collapsed or auto"},
+      {corpus_args_ + " --estimate median", "--estimate expects collapsed, mean, draw or auto"},
       {corpus_args_ + " --optimize-beta", "--optimize-beta needs --optimize-interval N"},
       {corpus_args_ + " --optimize-interval -1", "--optimize-interval expects an integer"},
       {corpus_args_ + " --topics", "--topics needs a value"},

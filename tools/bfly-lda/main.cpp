@@ -35,10 +35,10 @@ const std::vector<Flag> kFlags = {
     {"--iterations", "N", "total Gibbs iterations of the run, counted from the start when resuming (default 100)"},
     {"--alpha", "X", "symmetric Dirichlet prior on document topics (default 0.1)"},
     {"--beta", "X", "symmetric Dirichlet prior on topic words (default 0.01)"},
-    {"--estimate", "mean|draw|collapsed|auto",
-     "theta and phi as posterior means or Dirichlet draws, or collapsed: means, with each token left out of the "
-     "counts when it is drawn (collapsed Gibbs); auto: draw when the documents average fewer than 20 tokens, else "
-     "mean (default auto)"},
+    {"--estimate", "collapsed|mean|draw",
+     "collapsed: theta and phi as posterior means, each token left out of the counts behind them as it is drawn "
+     "(collapsed Gibbs sampling's conditional); mean: the means as they are; draw: Dirichlet draws (default "
+     "collapsed; auto, from older scripts, means collapsed)"},
     {"--optimize-interval", "N",
      "learn an asymmetric alpha every N iterations (Minka's fixed point, as Mallet's and tomotopy's optim_interval; "
      "default 0: fixed priors); the learned alpha goes to DIR/alpha.txt"},
@@ -100,9 +100,8 @@ RunSettings parse(const Args& args) {
   s.options.priors.beta = args.positive("--beta").value_or(0.01);
   s.options.seed = static_cast<std::uint64_t>(args.integer_in("--seed", 0, INT64_MAX).value_or(1));
   s.options.threads = static_cast<int>(args.integer_in("--threads", 1, 1024).value_or(0));
-  const auto estimate = args.choice("--estimate", {"mean", "draw", "collapsed", "auto"}).value_or("auto");
-  s.estimate_auto = estimate == "auto";
-  if (!s.estimate_auto) s.options.estimate = parse_estimate(estimate);
+  const auto estimate = args.choice("--estimate", {"collapsed", "mean", "draw", "auto"}).value_or("collapsed");
+  s.options.estimate = parse_estimate(estimate == "auto" ? "collapsed" : estimate);
   s.options.optimize_interval = static_cast<int>(args.integer_in("--optimize-interval", 0, 1'000'000'000).value_or(0));
   s.options.optimize_beta = args.has("--optimize-beta");
   if (s.options.optimize_beta && s.options.optimize_interval == 0 && !args.has("--resume"))
@@ -162,7 +161,7 @@ RunSettings parse(const Args& args) {
                                    .alpha = args.has("--alpha"),
                                    .beta = args.has("--beta"),
                                    .seed = args.has("--seed"),
-                                   .estimate = args.has("--estimate") && !s.estimate_auto,
+                                   .estimate = args.has("--estimate"),
                                    .type = args.has("--type"),
                                    .optimize_interval = args.has("--optimize-interval"),
                                    .optimize_beta = args.has("--optimize-beta")});

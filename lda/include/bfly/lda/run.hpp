@@ -39,7 +39,6 @@ struct RunSettings {
   TextOptions text_options;
   std::int64_t max_docs = 0;  // 0: all documents
   TrainerOptions options;
-  bool estimate_auto = false;  // choose options.estimate from the corpus (automatic_estimate) when not resuming
   gen::ElementType type = gen::ElementType::f32;
   std::uint32_t iterations = 100;  // counted from the start of the run, also when resuming
   std::optional<std::string> out;     // the directory of the outputs, the curve and the checkpoints

@@ -24,7 +24,9 @@ struct TrainerOptions {
   int topics = 64;
   Priors priors;
   std::uint64_t seed = 1;
-  Estimate estimate = Estimate::mean;
+  // The default, collapsed, reached tomotopy's topic quality fastest on short and long documents alike
+  // (docs/LDA.md, the quality bench).
+  Estimate estimate = Estimate::collapsed;
   // Hyperparameter optimisation (hyperparameters.hpp): after every iteration t with t % optimize_interval == 0,
   // alpha becomes asymmetric, learned by Minka's fixed point from the document-topic counts (and beta too when
   // optimize_beta); the following iterations' estimates and log-likelihood use the new priors. 0: fixed priors.
@@ -33,10 +35,6 @@ struct TrainerOptions {
   int threads = 0;  // CPU threads for counts, estimates, log-likelihood (0: hardware); never changes results
 };
 
-// The default estimate (bfly-lda --estimate auto, bfly.LDA(estimate="auto")): Estimate::draw when the documents
-// average fewer than kDrawBelowMeanLength tokens, else Estimate::mean (docs/LDA.md gives the measurements behind it).
-inline constexpr double kDrawBelowMeanLength = 20;
-Estimate automatic_estimate(const Corpus& corpus);
 
 // A checkpoint whose contents do not fit the run (another corpus, another type) or that is damaged.
 class CheckpointError : public Error {
