@@ -24,7 +24,7 @@ One invocation may run one piece of the bench (a corpus, a K, a system) and writ
     bench/lda/quality_bench.py --bfly-lda build/tools/bfly-lda/bfly-lda \\
         --corpus wordnet=wordnet-glosses.txt --topics 64 --systems tomotopy --seconds 300 --label h100-...
     bench/lda/quality_bench.py --bfly-lda build/tools/bfly-lda/bfly-lda --corpus wordnet=wordnet-glosses.txt \\
-        --corpus kjv=kjv-chapters.txt --topics 64,1024 --systems bfly-lda-mean,bfly-lda-draw --bfly-seconds 5 ...
+        --corpus kjv=kjv-chapters.txt --topics 64,1024 --systems bfly-lda-collapsed,bfly-lda-mean --bfly-seconds 5 ...
 """
 import argparse
 import concurrent.futures
@@ -343,7 +343,7 @@ def main():
     p.add_argument("--bfly-lda", required=True, help="bfly-lda binary (it also tokenises the corpora)")
     p.add_argument("--corpus", action="append", required=True, help="NAME=TEXTFILE (one document per line)")
     p.add_argument("--topics", default="64,1024")
-    p.add_argument("--systems", default="bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
+    p.add_argument("--systems", default="bfly-lda-collapsed,bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn")
     p.add_argument("--alpha", type=float, default=0.1)
     p.add_argument("--beta", type=float, default=0.01)
     p.add_argument("--heldout", type=float, default=0.1)

@@ -3,9 +3,9 @@
 # (carry "build-deps" and ".whl"), one piece per call so that each fits a time limit:
 #   bash bench/lda/run_quality_on_device.sh --corpora wordnet --topics 64 --systems tomotopy --seconds 300
 #   bash bench/lda/run_quality_on_device.sh --corpora wordnet,kjv --topics 64,1024 \
-#     --systems bfly-lda-mean,bfly-lda-draw --bfly-seconds 5
+#     --systems bfly-lda-collapsed,bfly-lda-mean --bfly-seconds 5
 # --corpora: wordnet (the WordNet glosses) and/or kjv (the King James Bible, a chapter per document), default both;
-# --topics (default 64,1024); --systems (default bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn); --seconds: the
+# --topics (default 64,1024); --systems (default bfly-lda-collapsed,bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn); --seconds: the
 # training seconds of tomotopy (all CPU threads) and scikit-learn (if it can be imported, or installed from .whl)
 # each (default 25); --bfly-seconds: of each bfly-lda run (default 5); --gpu-tests FILTER: first run those GPU tests
 # (a gtest filter; build-deps/bin/bfly_gpu_tests, copied there from build/tests/gpu/ on the build machine); any other
@@ -20,7 +20,7 @@ root=$(pwd)
 [[ -f "$root/CMakeLists.txt" && -d "$root/bench/lda" ]] || { echo "run from the repository root" >&2; exit 2; }
 OUT=${OUT:-$root/bench/results}
 mkdir -p "$OUT"
-corpora=wordnet,kjv topics=64,1024 systems=bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn seconds=25 bfly_seconds=5
+corpora=wordnet,kjv topics=64,1024 systems=bfly-lda-collapsed,bfly-lda-mean,bfly-lda-draw,tomotopy,sklearn seconds=25 bfly_seconds=5
 gpu_tests='' bench_args=()
 while (($#)); do
   case $1 in
