@@ -214,13 +214,7 @@ class LdaModel {
     options.priors = {alpha, beta};
     options.seed = seed;
     options.threads = threads;
-    if (estimate == "mean" || estimate == "draw" || estimate == "collapsed") {
-      options.estimate = bfly::lda::parse_estimate(estimate);
-    } else if (estimate == "auto") {  // models saved before collapsed became the default
-      options.estimate = bfly::lda::Estimate::collapsed;
-    } else {
-      throw bfly::Error(fmt::format("estimate = '{}'; it must be 'collapsed', 'mean' or 'draw'", estimate));
-    }
+    options.estimate = bfly::lda::parse_estimate(estimate);  // bfly.LDA turns "auto" into collapsed
     const ElementType element = parse_type(type);
     if (element == ElementType::f32) {
       trainer_ = make_trainer<float>(options, device, checkpoint, cpu_kernel_for);

@@ -161,7 +161,9 @@ RunSettings parse(const Args& args) {
                                    .alpha = args.has("--alpha"),
                                    .beta = args.has("--beta"),
                                    .seed = args.has("--seed"),
-                                   .estimate = args.has("--estimate"),
+                                   // auto stands for the default, as it did before collapsed was the default: a
+                                   // resumed run takes the checkpoint's estimate with it, as without --estimate
+                                   .estimate = args.has("--estimate") && estimate != "auto",
                                    .type = args.has("--type"),
                                    .optimize_interval = args.has("--optimize-interval"),
                                    .optimize_beta = args.has("--optimize-beta")});
