@@ -54,45 +54,55 @@ struct Counts {
   long long draws = 0, boundary = 0, invalid = 0;
 };
 
+// The row strides of a kernel's inputs: K + 3, whose rows start off 16 bytes (but for K % 4 == 1), and for a kernel
+// with staged loads (docs/DESIGN.md section 14) also a multiple of 8 elements, whose rows all start on 16 bytes,
+// so that both of its pass-1 paths are tested.
+std::vector<long long> strides(const KernelSpec& spec) {
+  std::vector<long long> lds = {spec.K + 3};
+  if (bfly::gen::pass1_stages(spec) > 0) lds.push_back((spec.K + 7) / 8 * 8 + 8);
+  return lds;
+}
+
 template <typename T>
 void check_kernel(const CpuKernel& kernel, Counts& counts) {
   const KernelSpec& spec = kernel.spec;
-  const long long ld = spec.K + 3;
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
-  for (Input input : kInputs) {
-    SCOPED_TRACE(std::string(kernel.name) + " input " + name_of(input));
-    const std::vector<T> w = weights_with_invalid_rows<T>(input, spec.K, ld, rng);
-    const unsigned long long seed = rng();
-    const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
-    std::vector<int> out(static_cast<std::size_t>(kRows), kPoison);
-    unsigned long long invalid[2] = {0, ~0ull};
-    bfly::test::run_on_cpu(kernel, {w.data(), kRows, ld, out.data(), invalid, seed, iteration});
+  for (const long long ld : strides(spec)) {
+    for (Input input : kInputs) {
+      SCOPED_TRACE(std::string(kernel.name) + " input " + name_of(input) + " ld " + std::to_string(ld));
+      const std::vector<T> w = weights_with_invalid_rows<T>(input, spec.K, ld, rng);
+      const unsigned long long seed = rng();
+      const unsigned int iteration = static_cast<unsigned int>(rng() % 5);
+      std::vector<int> out(static_cast<std::size_t>(kRows), kPoison);
+      unsigned long long invalid[2] = {0, ~0ull};
+      bfly::test::run_on_cpu(kernel, {w.data(), kRows, ld, out.data(), invalid, seed, iteration});
 
-    long long expected_invalid = 0, first_invalid = -1, boundary = 0;
-    for (long long row = 0; row < kRows; ++row) {
-      const T* x = &w[static_cast<std::size_t>(row * ld)];
-      using S = bfly::test::AccumulatorOf<T>;  // the uniform is drawn in the accumulator, as in the kernels
-      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
-                                          S());
-      const auto ref = bfly::test::reference_draw(x, spec.K, u);
-      if (ref.draw < 0) {
-        ++expected_invalid;
-        if (first_invalid < 0) first_invalid = row;
+      long long expected_invalid = 0, first_invalid = -1, boundary = 0;
+      for (long long row = 0; row < kRows; ++row) {
+        const T* x = &w[static_cast<std::size_t>(row * ld)];
+        using S = bfly::test::AccumulatorOf<T>;  // the uniform is drawn in the accumulator, as in the kernels
+        const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(row), 0u, iteration),
+                                            S());
+        const auto ref = bfly::test::reference_draw(x, spec.K, u);
+        if (ref.draw < 0) {
+          ++expected_invalid;
+          if (first_invalid < 0) first_invalid = row;
+        }
+        std::string why;
+        const auto verdict = bfly::test::check_draw(x, spec.K, out[static_cast<std::size_t>(row)], ref, &why);
+        ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "row " << row << ": " << why;
+        if (verdict == bfly::test::DrawCheck::boundary) ++boundary;
       }
-      std::string why;
-      const auto verdict = bfly::test::check_draw(x, spec.K, out[static_cast<std::size_t>(row)], ref, &why);
-      ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "row " << row << ": " << why;
-      if (verdict == bfly::test::DrawCheck::boundary) ++boundary;
+      EXPECT_EQ(static_cast<long long>(invalid[0]), expected_invalid) << "invalid-row count reported by the kernel";
+      EXPECT_EQ(static_cast<long long>(invalid[1]), first_invalid < 0 ? -1ll : first_invalid)
+          << "first invalid row reported by the kernel";
+      EXPECT_GE(expected_invalid, 4) << "the planted invalid rows must be invalid";
+      // Boundary cases need u' within rounding distance of a category boundary: rare, never a pattern.
+      EXPECT_LE(boundary, 2) << "too many draws differ from the reference";
+      counts.draws += kRows;
+      counts.boundary += boundary;
+      counts.invalid += expected_invalid;
     }
-    EXPECT_EQ(static_cast<long long>(invalid[0]), expected_invalid) << "invalid-row count reported by the kernel";
-    EXPECT_EQ(static_cast<long long>(invalid[1]), first_invalid < 0 ? -1ll : first_invalid)
-        << "first invalid row reported by the kernel";
-    EXPECT_GE(expected_invalid, 4) << "the planted invalid rows must be invalid";
-    // Boundary cases need u' within rounding distance of a category boundary: rare, never a pattern.
-    EXPECT_LE(boundary, 2) << "too many draws differ from the reference";
-    counts.draws += kRows;
-    counts.boundary += boundary;
-    counts.invalid += expected_invalid;
   }
 }
 

@@ -39,16 +39,16 @@ TEST(LaunchContract, TheGeometrysLaunchWritesEveryRow) {
 }
 
 TEST(LaunchContractDeathTest, AnotherBlockSizeTraps) {
-  // Before the contract, 64 threads per CTA left 256 of these 512 rows unwritten without a word.
+  // Before the contract, half the threads per CTA left half of these 512 rows unwritten without a word.
   const bfly::cpu::CpuKernel& kernel = bfly::tables::example_kernel();
-  ASSERT_EQ(kernel.geometry.threads_per_cta, 128);
+  ASSERT_EQ(kernel.geometry.threads_per_cta, 64);  // staged pass 1 (docs/DESIGN.md section 14)
   EXPECT_DEATH(
       {
         Batch batch;
         bfly::gen::PackedArgs args = batch.args();
-        kernel.launch(1, static_cast<unsigned>(kRows / 64), 64, args.data());
+        kernel.launch(1, static_cast<unsigned>(kRows / 32), 32, args.data());
       },
-      "__trap\\(\\).*blockDim \\(64, 1, 1\\)");
+      "__trap\\(\\).*blockDim \\(32, 1, 1\\)");
 }
 
 TEST(LaunchContractDeathTest, TooSmallAGridTraps) {
@@ -57,16 +57,18 @@ TEST(LaunchContractDeathTest, TooSmallAGridTraps) {
       {
         Batch batch;
         bfly::gen::PackedArgs args = batch.args();
-        kernel.launch(1, static_cast<unsigned>(kernel.geometry.grid_for_rows(kRows) - 1), 128, args.data());
+        kernel.launch(1, static_cast<unsigned>(kernel.geometry.grid_for_rows(kRows) - 1),
+                      static_cast<unsigned>(kernel.geometry.threads_per_cta), args.data());
       },
-      "__trap\\(\\).*gridDim \\(3, 1, 1\\)");
+      "__trap\\(\\).*gridDim \\(7, 1, 1\\)");
 }
 
 TEST(LaunchContract, ALargerGridIsAllowed) {
   Batch batch;
   bfly::gen::PackedArgs args = batch.args();
   const bfly::cpu::CpuKernel& kernel = bfly::tables::example_kernel();
-  kernel.launch(2, static_cast<unsigned>(kernel.geometry.grid_for_rows(kRows) + 3), 128, args.data());
+  kernel.launch(2, static_cast<unsigned>(kernel.geometry.grid_for_rows(kRows) + 3),
+                static_cast<unsigned>(kernel.geometry.threads_per_cta), args.data());
   EXPECT_EQ(batch.unwritten(), 0);
 }
 

@@ -25,6 +25,8 @@ std::string rows_list(int bit, int W) {
 // With low_out (sample_pairs), pair_low receives the running total before the column found.
 void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
                   CodeWriter& w);
+// The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).
+void staged_load_functions(const KernelSpec& spec, CodeWriter& w);
 
 std::string_view sum_type(const KernelSpec& spec) { return is_narrow(spec.type) ? "S" : "T"; }
 
@@ -105,6 +107,14 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
          geometry.chunks);
   w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
          per_group ? fmt::format("token of the group's {} in flight", item) : std::string(item));
+  if (const int stages = pass1_stages(spec); stages > 0) {
+    w.line("constexpr int STAGES = {};  // pass 1 copies blocks into shared memory this many steps ahead of their use",
+           stages);
+    w.line("constexpr int STAGE_COLUMNS = {};  // columns of each row per stage: {} bytes, BLOCKS_IN_FLIGHT blocks",
+           kStageRowBytes / 4, kStageRowBytes);
+    w.line("typedef {} Column;  // one table column of a row in memory (4 bytes)",
+           pairs ? "bfly::WeightPair<T>" : "T");
+  }
   if (per_group) w.line("constexpr int GROUPS = {};  // groups ({}s in flight) per CTA", geometry.rows_per_cta, item);
   if (const auto more = operation_emitters(spec.operation).constants) more(spec, geometry, w);
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
@@ -136,6 +146,10 @@ void build_table(int W, Variant variant, CodeWriter& w) {
 }
 
 void load_functions(const KernelSpec& spec, CodeWriter& w) {
+  if (pass1_stages(spec) > 0) {
+    staged_load_functions(spec, w);
+    w.blank();
+  }
   const bool padded = spec.padded();
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
@@ -181,6 +195,38 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
       w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
              entry("rows", fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "")), S);
     }
+  }
+}
+
+void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
+  const bool pairs = spec.weights_per_column() == 2;
+  const std::string S(sum_type(spec));
+  w.line("// Pass 1's staged loads (docs/DESIGN.md section 14): the group copies BLOCKS_IN_FLIGHT blocks of its W rows,");
+  w.line("// 16 bytes (4 columns) per copy, into one stage of shared memory, rows side by side, without registers. Lane r");
+  w.line("// copies pieces r, r + W, ... of the stage (row p / 8, columns 4 (p % 8) .. +3), so 8 lanes read one 128-byte");
+  w.line("// line. Pieces of rows past the last or of padding columns (left of column 0) are filled with zeros; so are");
+  w.line("// blocks past the last. `swizzle` moves a group's columns to other banks than its warp neighbour's.");
+  {
+    auto body = w.scope("__device__ __forceinline__ void stage_blocks(Column (&stage)[W][STAGE_COLUMNS], const T* rows, "
+                        "long long ld, int rows_left, int first_block, int r, int swizzle)");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int i = 0; i < STAGE_COLUMNS / 4; ++i)");
+    w.line("const int piece = i * W + r, k = piece / (STAGE_COLUMNS / 4), c = piece % (STAGE_COLUMNS / 4) * 4;");
+    w.line("const int column = FIRST_BLOCK_COLUMN + first_block * W + c;");
+    w.line("const bool in_row = k < rows_left && first_block * W + c < BLOCKS * W{};",
+           spec.padded() ? " && column >= 0" : "");
+    w.line("bfly::copy_16_bytes(&stage[k][c ^ swizzle], rows + k * ld + {}column, in_row);", pairs ? "2 * " : "");
+  }
+  w.blank();
+  w.line("// Algorithm 8 lines 13-17 from a stage: lane r takes column r of block j of every row (row k of the tile),");
+  w.line("// the same weights load_block reads from global memory.");
+  {
+    auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
+                        " (&a)[W], const Column (&stage)[W][STAGE_COLUMNS], int j, int r, int swizzle)");
+    w.line("const int c = (j * W + r) ^ swizzle;");
+    for (int k = 0; k < spec.W; ++k)
+      w.line("a[{0}] = {1};", k, pairs ? fmt::format("bfly::pair_sum(stage[{}][c])", k)
+                                       : widened(spec, fmt::format("stage[{}][c]", k)));
   }
 }
 
@@ -372,15 +418,71 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("if (({0} + 1) % CHUNK_BLOCKS == 0 || {0} == BLOCKS - 1) "
              "running_total[({0}) / CHUNK_BLOCKS][threadIdx.x] = running;", b);
   };
-  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
-  block_loop(
-      spec.blocks(), geometry.blocks_in_flight, S,
-      [&](const std::string& a, const std::string& b) { load(a.c_str(), b.c_str()); },
-      [&](const std::string& a, const std::string& b) {
-        use(a.c_str(), b.c_str());
-        store(b);
-      },
-      w);
+  const BlockStep use_and_store = [&](const std::string& a, const std::string& b) {
+    use(a.c_str(), b.c_str());
+    store(b);
+  };
+  const BlockStep load_tile = [&](const std::string& a, const std::string& b) { load(a.c_str(), b.c_str()); };
+  if (pass1_stages(spec) == 0) {
+    w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
+    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
+    return;
+  }
+  w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on 16");
+  w.line("// bytes, docs/DESIGN.md section 14), butterfly build, running total of row W-1. Both ways sum the same.");
+  w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
+  {
+    auto staged = w.scope("if (staged)", "staged loads");
+    staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, use_and_store, w);
+  }
+  {
+    auto registers = w.scope("if (!staged)", "register loads");
+    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
+  }
+}
+
+void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& use, CodeWriter& w) {
+  const auto tile = [](int u) { return fmt::format("a{}", u); };
+  const auto block = [](std::string_view first, int u) {
+    return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
+  };
+  w.line("const int group = static_cast<int>(threadIdx.x) / W;  // this group's stages are stage[s][group]");
+  w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
+  w.line("// The copies of the first STAGES steps (BLOCKS_IN_FLIGHT blocks each) go out before any block is built.");
+  w.line("#pragma unroll");
+  {
+    auto prologue = w.scope("for (int s = 0; s < STAGES; ++s)");
+    w.line("if (s * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[s][group], rows, ld, rows_left, s * BLOCKS_IN_FLIGHT, "
+           "r, swizzle);");
+    w.line("bfly::commit_copies();  // one batch per step, even an empty one: wait_copies counts batches");
+  }
+  w.line("int slot = 0;  // the stage that holds step b / BLOCKS_IN_FLIGHT");
+  // One step: wait for its stage, read its tiles, refill the stage with the step STAGES ahead, build the tiles.
+  const auto step = [&](int count, const std::string& first, bool refill) {
+    w.line("bfly::wait_copies<STAGES - 1>();  // this lane's copies of the step have landed (later ones may not)");
+    w.line("__syncwarp();  // ... and so have the other lanes'");
+    std::string tiles;
+    for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
+    w.line("{} {};", tile_type, tiles);
+    for (int u = 0; u < count; ++u) w.line("load_staged_block({}, stage[slot][group], {}, r, swizzle);", tile(u), u);
+    if (refill) {
+      w.line("__syncwarp();  // every lane has read the stage: it takes the step STAGES ahead");
+      w.line("if ({0} + STAGES * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[slot][group], rows, ld, rows_left, "
+             "{0} + STAGES * BLOCKS_IN_FLIGHT, r, swizzle);", first);
+      w.line("bfly::commit_copies();");
+      w.line("slot = slot + 1 == STAGES ? 0 : slot + 1;");
+    }
+    for (int u = 0; u < count; ++u) use(tile(u), block(first, u));
+  };
+  const int full = blocks - blocks % in_flight;
+  if (full > 0) {
+    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full), "for each step");
+    step(in_flight, "b", true);
+  }
+  if (full < blocks) {
+    auto tail = w.scope("", "the last blocks");
+    step(blocks - full, std::to_string(full), false);
+  }
 }
 
 void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
@@ -413,6 +515,8 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
   w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
          sum_type(spec));
+  if (pass1_stages(spec) > 0)
+    w.line("__shared__ __align__(16) Column stage[STAGES][THREADS / W][W][STAGE_COLUMNS];  // pass 1's stages per group");
 }
 
 namespace {

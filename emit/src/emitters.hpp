@@ -103,6 +103,10 @@ Source generate_sample_small(const KernelSpec& spec);
 using BlockStep = std::function<void(const std::string& tile, const std::string& block)>;
 void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
                 CodeWriter& w);
+// The same walk with the blocks staged through shared memory STAGES steps ahead (docs/DESIGN.md section 14): each
+// step waits for its stage, reads in_flight tiles from it, sends the stage the copies of the step STAGES ahead, and
+// uses the tiles. Needs the kernel's stage_blocks, load_staged_block, stage[][] and STAGES (pass1_stages > 0).
+void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& use, CodeWriter& w);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);

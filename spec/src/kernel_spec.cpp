@@ -102,6 +102,28 @@ bool loads_whole_row(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
          spec.blocks() * spec.W * spec.weights_per_column() * size_of(spec.type) <= kWholeRowBytes;
 }
+// Staged pass 1 (pass1_stages): 16-byte copies of 4 columns of 4 bytes, so block 0 must start on 4 columns (padding
+// of a multiple of 4 columns is copied as whole zero-filled pieces). CTAs of 64 threads keep up to 64 running totals
+// per row and STAGES stages of 8 KiB within 48 KiB of static shared memory (4 or 5 stages). Measured on an H100
+// against the register loads (bench/results/h100-80gb-hbm3-2026-11-25-staged-prototype.log, f32, 1 GiB): K = 256
+// 0.87 -> 0.95-0.97 of the read ceiling (4-5 stages), 512 0.88 -> 0.93, 1024 0.87 -> 0.88-0.90, 2048 0.85 ->
+// 0.86; f64 (8-byte columns) gained nothing and keeps the register loads. The landed kernels, against the register
+// loads in the same run (bench/results/h100-80gb-hbm3-2026-11-25-staged-{old,new}-{f32,bf16}-sampling.csv): f32 gained
+// from K = 200 (13 blocks: 0.76 -> 0.92) on and lost at K = 100 and 128 (7 and 8 blocks: 0.88 -> 0.86, 0.93 -> 0.91),
+// whose register loads ptxas keeps in flight whole; bf16 pairs gained from K = 256 (8 blocks: 0.75 -> 0.84) on and
+// lost at K = 200 (6 blocks: 0.67 -> 0.64). Hence staging from 9 blocks on, 8 for pairs.
+constexpr int kStagedThreadsPerCta = 64;
+constexpr int kStagedMaxChunks = 64;
+constexpr int kMaxStages = 8;
+constexpr int kStageColumnBytes = 4;
+bool stages_blocks(const KernelSpec& spec) {
+  return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
+         spec.weights_per_column() * size_of(spec.type) == kStageColumnBytes && spec.first_block_column() % 4 == 0;
+}
+int stage_bytes(const LaunchGeometry& g) { return g.threads_per_cta * kStageRowBytes; }
+int stages_beside(const LaunchGeometry& g, int total_bytes) {
+  return std::min(kMaxStages, (kMaxStaticShared - total_bytes) / stage_bytes(g));
+}
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
 // before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
 // K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
@@ -317,10 +339,12 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     return g;
   }
   const bool per_group = item_per_group(spec.operation);
-  g.threads_per_cta = per_group ? kDocThreadsPerCta : kThreadsPerCta;
+  const bool staged = stages_blocks(spec);
+  g.threads_per_cta = per_group ? kDocThreadsPerCta : staged ? kStagedThreadsPerCta : kThreadsPerCta;
   g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
   const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
-  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + kMaxChunks - 1) / kMaxChunks;
+  const int max_chunks = staged ? kStagedMaxChunks : kMaxChunks;
+  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + max_chunks - 1) / max_chunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
   const int total_bytes = size_of(accumulator_of(spec.type)) * (spec.input == InputKind::logits ? 2 : 1);
@@ -332,11 +356,23 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   }
   g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
+  if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
+    g.blocks_in_flight = kStageRowBytes / (spec.W * kStageColumnBytes);
+    g.static_shared_bytes += stages_beside(g, g.static_shared_bytes) * stage_bytes(g);
+  }
   return g;
+}
+
+int pass1_stages(const KernelSpec& spec) {
+  if (!stages_blocks(spec)) return 0;
+  const LaunchGeometry g = launch_geometry(spec);
+  return stages_beside(g, g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type)));
 }
 
 int min_ctas_per_sm(const KernelSpec& spec) {
   if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;
+  // Staged pass 1: shared memory bounds the CTAs per SM (4-5 of 64 threads), not registers.
+  if (stages_blocks(spec)) return 0;
   // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
   // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
   // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).

@@ -117,6 +117,48 @@ __device__ __forceinline__ void report_invalid_row(unsigned long long* invalid_r
   }
 }
 
+// Pass 1's staged loads (docs/DESIGN.md section 14). They run only on rows that start on 16 bytes:
+template <typename T>
+__device__ __forceinline__ bool rows_on_16_bytes(const T* weights, long long ld) {
+  return reinterpret_cast<unsigned long long>(weights) % 16 == 0 && (ld * static_cast<long long>(sizeof(T))) % 16 == 0;
+}
+
+// Copies 16 bytes from global to shared memory, or writes 16 zero bytes when !in_row. From sm_80 on the copy is
+// asynchronous (cp.async, through L2 only): it holds no register, and is complete for this thread only after
+// commit_copies and wait_copies; other lanes see it after a __syncwarp that follows. Elsewhere it copies at once.
+__device__ __forceinline__ void copy_16_bytes(void* shared_destination, const void* source, bool in_row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int destination;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(destination) : "l"(shared_destination));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(destination), "l"(source), "r"(in_row ? 16 : 0)
+               : "memory");
+#elif defined(__CUDA_ARCH__)
+  struct alignas(16) Piece {
+    unsigned int word[4];
+  };
+  *static_cast<Piece*>(shared_destination) = in_row ? *static_cast<const Piece*>(source) : Piece{{0u, 0u, 0u, 0u}};
+#else
+  // The CPU execution (bfly/lockstep.hpp): a plain copy, done when the call returns.
+  if (in_row) __builtin_memcpy(shared_destination, source, 16);
+  else __builtin_memset(shared_destination, 0, 16);
+#endif
+}
+
+// Closes this thread's batch of copies issued since the last call (an empty batch counts too).
+__device__ __forceinline__ void commit_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until at most `kPending` of this thread's latest batches are still in flight.
+template <int kPending>
+__device__ __forceinline__ void wait_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+#endif
+}
+
 }  // namespace bfly
 
 namespace bfly {

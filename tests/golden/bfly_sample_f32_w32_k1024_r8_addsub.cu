@@ -19,10 +19,13 @@ constexpr int K = 1024;  // categories per row
 constexpr int REMNANT = 0;  // K is a multiple of W
 constexpr int BLOCKS = 32;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = 0;  // column of block 0
-constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
+constexpr int BLOCKS_IN_FLIGHT = 1;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 32;  // running totals per row in shared memory (Algorithm 9 searches them)
-constexpr int THREADS = 128;  // threads per CTA, one per row
+constexpr int THREADS = 64;  // threads per CTA, one per row
+constexpr int STAGES = 5;  // pass 1 copies blocks into shared memory this many steps ahead of their use
+constexpr int STAGE_COLUMNS = 32;  // columns of each row per stage: 128 bytes, BLOCKS_IN_FLIGHT blocks
+typedef T Column;  // one table column of a row in memory (4 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
 // Algorithm 8 lines 18-30 (addsub, Figure 8): each butterfly turns [a b; c d] into [a d; a+b c+d].
@@ -66,6 +69,59 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
   { const V h = (r & 8) ? a[23] : a[31]; const V v = __shfl_xor_sync(FULL, h, 8, W); if (r & 8) a[23] = a[31]; a[31] = a[23] + v; }
   // b = 4 (bit = 16): butterflies on the register pairs (d, d + 16), d = 15
   { const V h = (r & 16) ? a[15] : a[31]; const V v = __shfl_xor_sync(FULL, h, 16, W); if (r & 16) a[15] = a[31]; a[31] = a[15] + v; }
+}
+
+// Pass 1's staged loads (docs/DESIGN.md section 14): the group copies BLOCKS_IN_FLIGHT blocks of its W rows,
+// 16 bytes (4 columns) per copy, into one stage of shared memory, rows side by side, without registers. Lane r
+// copies pieces r, r + W, ... of the stage (row p / 8, columns 4 (p % 8) .. +3), so 8 lanes read one 128-byte
+// line. Pieces of rows past the last or of padding columns (left of column 0) are filled with zeros; so are
+// blocks past the last. `swizzle` moves a group's columns to other banks than its warp neighbour's.
+__device__ __forceinline__ void stage_blocks(Column (&stage)[W][STAGE_COLUMNS], const T* rows, long long ld, int rows_left, int first_block, int r, int swizzle) {
+  #pragma unroll
+  for (int i = 0; i < STAGE_COLUMNS / 4; ++i) {
+    const int piece = i * W + r, k = piece / (STAGE_COLUMNS / 4), c = piece % (STAGE_COLUMNS / 4) * 4;
+    const int column = FIRST_BLOCK_COLUMN + first_block * W + c;
+    const bool in_row = k < rows_left && first_block * W + c < BLOCKS * W;
+    bfly::copy_16_bytes(&stage[k][c ^ swizzle], rows + k * ld + column, in_row);
+  }
+}
+
+// Algorithm 8 lines 13-17 from a stage: lane r takes column r of block j of every row (row k of the tile),
+// the same weights load_block reads from global memory.
+__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&stage)[W][STAGE_COLUMNS], int j, int r, int swizzle) {
+  const int c = (j * W + r) ^ swizzle;
+  a[0] = stage[0][c];
+  a[1] = stage[1][c];
+  a[2] = stage[2][c];
+  a[3] = stage[3][c];
+  a[4] = stage[4][c];
+  a[5] = stage[5][c];
+  a[6] = stage[6][c];
+  a[7] = stage[7][c];
+  a[8] = stage[8][c];
+  a[9] = stage[9][c];
+  a[10] = stage[10][c];
+  a[11] = stage[11][c];
+  a[12] = stage[12][c];
+  a[13] = stage[13][c];
+  a[14] = stage[14][c];
+  a[15] = stage[15][c];
+  a[16] = stage[16][c];
+  a[17] = stage[17][c];
+  a[18] = stage[18][c];
+  a[19] = stage[19][c];
+  a[20] = stage[20][c];
+  a[21] = stage[21][c];
+  a[22] = stage[22][c];
+  a[23] = stage[23][c];
+  a[24] = stage[24][c];
+  a[25] = stage[25][c];
+  a[26] = stage[26][c];
+  a[27] = stage[27][c];
+  a[28] = stage[28][c];
+  a[29] = stage[29][c];
+  a[30] = stage[30][c];
+  a[31] = stage[31][c];
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
@@ -292,7 +348,7 @@ __device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T 
 // Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
 // ceil(M / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave rows
 // unwritten.
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(64)
 bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
     unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
   using namespace bfly_sample_f32_w32_k1024_r8_addsub_detail;
@@ -308,24 +364,49 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
+  __shared__ __align__(16) Column stage[STAGES][THREADS / W][W][STAGE_COLUMNS];  // pass 1's stages per group
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
-  // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
-  for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
-    T a0[W], a1[W];
-    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
-    load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    check_block(a0, bad);
-    build_table(a0, r);
-    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    running_total[b][threadIdx.x] = running;  // line 32
-    check_block(a1, bad);
-    build_table(a1, r);
-    running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    running_total[b + 1][threadIdx.x] = running;  // line 32
-  }  // for each group of blocks
+  // Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on 16
+  // bytes, docs/DESIGN.md section 14), butterfly build, running total of row W-1. Both ways sum the same.
+  const bool staged = bfly::rows_on_16_bytes(weights, ld);
+  if (staged) {
+    const int group = static_cast<int>(threadIdx.x) / W;  // this group's stages are stage[s][group]
+    const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
+    // The copies of the first STAGES steps (BLOCKS_IN_FLIGHT blocks each) go out before any block is built.
+    #pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      if (s * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[s][group], rows, ld, rows_left, s * BLOCKS_IN_FLIGHT, r, swizzle);
+      bfly::commit_copies();  // one batch per step, even an empty one: wait_copies counts batches
+    }
+    int slot = 0;  // the stage that holds step b / BLOCKS_IN_FLIGHT
+    for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
+      bfly::wait_copies<STAGES - 1>();  // this lane's copies of the step have landed (later ones may not)
+      __syncwarp();  // ... and so have the other lanes'
+      T a0[W];
+      load_staged_block(a0, stage[slot][group], 0, r, swizzle);
+      __syncwarp();  // every lane has read the stage: it takes the step STAGES ahead
+      if (b + STAGES * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[slot][group], rows, ld, rows_left, b + STAGES * BLOCKS_IN_FLIGHT, r, swizzle);
+      bfly::commit_copies();
+      slot = slot + 1 == STAGES ? 0 : slot + 1;
+      check_block(a0, bad);
+      build_table(a0, r);
+      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b][threadIdx.x] = running;  // line 32
+    }  // for each step
+  }  // staged loads
+  if (!staged) {
+    // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+    for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
+      T a0[W];
+      load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
+      check_block(a0, bad);
+      build_table(a0, r);
+      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b][threadIdx.x] = running;  // line 32
+    }  // for each group of blocks
+  }  // register loads
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
   // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).

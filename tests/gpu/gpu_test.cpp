@@ -78,34 +78,39 @@ TEST(GpuDraws, EqualToCpuExecutionOfTheSameSource) {
     const gen::KernelSpec& spec = kernel.spec;
     if (spec.W < 8) continue;
     const long long M = spec.K > 1024 ? 700 : 2500;  // not a multiple of any CTA size
-    const long long ld = spec.K + 3;
-    const std::uint64_t seed = 0x5eed0000u + kernels;
-    std::vector<int> gpu(M), cpu(M);
-    unsigned long long cpu_invalid[2] = {0, ~0ull};
-    rt::Sampler sampler(forcing(spec));
-    rt::SampleReport report;
-    const auto run = [&](const auto& weights) {
-      const rt::DeviceBuffer device_weights = upload(weights);
-      rt::DeviceBuffer device_out(M * sizeof(int));
-      using T = typename std::decay_t<decltype(weights)>::value_type;
-      report = sampler.sample(as<T>(device_weights), M, spec.K, ld, reinterpret_cast<int*>(device_out.get()), seed);
-      gpu = download<int>(device_out);
-      run_on_cpu(kernel, {weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0});
-    };
-    gen::visit_element_type(spec.type, [&](auto type) {
-      using T = typename decltype(type)::type;
-      run(random_weights<T>(M, spec.K, ld, seed));
-    });
-    ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
-    long long mismatches = 0;
-    long long first = -1;
-    for (long long r = 0; r < M; ++r) {
-      if (gpu[r] != cpu[r] && mismatches++ == 0) first = r;
+    // K + 3, and for staged loads (docs/DESIGN.md section 14) also rows on 16 bytes: both pass-1 paths.
+    std::vector<long long> lds = {spec.K + 3};
+    if (gen::pass1_stages(spec) > 0) lds.push_back((spec.K + 7) / 8 * 8 + 8);
+    for (const long long ld : lds) {
+      SCOPED_TRACE("ld = " + std::to_string(ld));
+      const std::uint64_t seed = 0x5eed0000u + kernels;
+      std::vector<int> gpu(M), cpu(M);
+      unsigned long long cpu_invalid[2] = {0, ~0ull};
+      rt::Sampler sampler(forcing(spec));
+      rt::SampleReport report;
+      const auto run = [&](const auto& weights) {
+        const rt::DeviceBuffer device_weights = upload(weights);
+        rt::DeviceBuffer device_out(M * sizeof(int));
+        using T = typename std::decay_t<decltype(weights)>::value_type;
+        report = sampler.sample(as<T>(device_weights), M, spec.K, ld, reinterpret_cast<int*>(device_out.get()), seed);
+        gpu = download<int>(device_out);
+        run_on_cpu(kernel, {weights.data(), M, ld, cpu.data(), cpu_invalid, seed, 0});
+      };
+      gen::visit_element_type(spec.type, [&](auto type) {
+        using T = typename decltype(type)::type;
+        run(random_weights<T>(M, spec.K, ld, seed));
+      });
+      ASSERT_EQ(report.spec, spec) << "the Sampler ran another kernel than the catalog's";
+      long long mismatches = 0;
+      long long first = -1;
+      for (long long r = 0; r < M; ++r) {
+        if (gpu[r] != cpu[r] && mismatches++ == 0) first = r;
+      }
+      EXPECT_EQ(mismatches, 0) << kernel.name << ": first at row " << first << ": GPU " << gpu[first] << ", CPU "
+                               << cpu[first];
+      EXPECT_EQ(report.invalid_rows, static_cast<long long>(cpu_invalid[0])) << kernel.name;
+      draws += M;
     }
-    EXPECT_EQ(mismatches, 0) << kernel.name << ": first at row " << first << ": GPU " << gpu[first] << ", CPU "
-                             << cpu[first];
-    EXPECT_EQ(report.invalid_rows, static_cast<long long>(cpu_invalid[0])) << kernel.name;
-    draws += M;
     ++kernels;
   }
   ASSERT_GT(kernels, 0) << "the CPU catalog has no kernel with W >= 8";

@@ -47,9 +47,20 @@ std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, lon
   return out;
 }
 
+void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, long long ld);
+
+// The GPU's draws against the CPU execution's, at the catalog's usual row stride and, for staged loads, on 16 bytes.
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   const gen::KernelSpec& spec = kernel.spec;
   const long long ld = spec.K + (spec.weights_per_column() == 2 ? 2 : 1);  // sample_pairs: rows start on a pair
+  compare(kernel, M, seed, ld);
+  // Staged loads (docs/DESIGN.md section 14) take their shared-memory path only for rows on 16 bytes.
+  if (gen::pass1_stages(spec) > 0) compare(kernel, M, seed, (spec.K + 7) / 8 * 8 + 8);
+}
+
+void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, long long ld) {
+  SCOPED_TRACE("ld = " + std::to_string(ld));
+  const gen::KernelSpec& spec = kernel.spec;
   rt::Sampler sampler(forcing(spec));
   gen::visit_element_type(spec.type, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -44,6 +44,9 @@
 #include <thread>
 #include <vector>
 
+#include <link.h>  // dl_iterate_phdr: the static TLS that worker threads must hold
+#include <pthread.h>
+
 #if defined(__x86_64__)
 #include <sys/mman.h>
 #else
@@ -67,6 +70,7 @@ using uint3 = dim3;
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
+#define __align__(n) __attribute__((aligned(n)))
 
 namespace bfly::lockstep {
 
@@ -386,6 +390,55 @@ inline void check_lane_exists(int source) {
 // The worker threads of launch(): BFLY_LOCKSTEP_THREADS, else the number of CPU cores (bfly/jit/environment.hpp).
 inline long long default_workers() { return static_cast<long long>(bfly::rt::environment().lockstep_threads); }
 
+// The static thread-local storage of the process, in bytes. Every `__shared__` array of every kernel compiled for
+// the CPU is a thread_local (see __shared__ above), so a binary that links hundreds of kernels (the test binaries)
+// carries megabytes of it, and glibc carves a thread's static TLS out of the thread's stack: with the default
+// stack (8 MiB) such a thread may have no stack left at all.
+inline std::size_t static_tls_bytes() {
+  std::size_t total = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* sum) {
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_TLS)
+            *static_cast<std::size_t*>(sum) += info->dlpi_phdr[i].p_memsz + info->dlpi_phdr[i].p_align;
+        return 0;
+      },
+      &total);
+  return total;
+}
+
+// Runs work(0) .. work(workers - 1) on as many OS threads, each with 8 MiB of stack beside the static TLS.
+inline void run_on_workers(long long workers, const std::function<void(long long)>& work) {
+  static const std::size_t stack_bytes = (std::size_t(8) << 20) + static_tls_bytes();
+  struct Job {
+    const std::function<void(long long)>* work;
+    long long index;
+  };
+  std::vector<Job> jobs(static_cast<std::size_t>(workers));
+  std::vector<pthread_t> threads;
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, stack_bytes);
+  int error = 0;
+  for (long long k = 0; k < workers && error == 0; ++k) {
+    jobs[static_cast<std::size_t>(k)] = Job{&work, k};
+    pthread_t thread;
+    error = pthread_create(
+        &thread, &attributes,
+        [](void* job) -> void* {
+          (*static_cast<Job*>(job)->work)(static_cast<Job*>(job)->index);
+          return nullptr;
+        },
+        &jobs[static_cast<std::size_t>(k)]);
+    if (error == 0) threads.push_back(thread);
+  }
+  pthread_attr_destroy(&attributes);
+  for (pthread_t thread : threads) pthread_join(thread, nullptr);
+  if (error != 0)
+    Fiber::fail("cannot start a worker thread with " + std::to_string(stack_bytes >> 20) + " MiB of stack (" +
+                std::strerror(error) + "); set BFLY_LOCKSTEP_THREADS=1 to run on the calling thread");
+}
+
 // Runs kernel(args...) for every thread of every CTA of `grid`, CTAs spread over `workers` OS threads (at most
 // one per CTA, at least one). The outputs do not depend on `workers`.
 template <typename... Params, typename... Args>
@@ -404,9 +457,7 @@ void launch_on(long long workers, void (*kernel)(Params...), dim3 grid, dim3 blo
     run_range(0, 1);
     return;
   }
-  std::vector<std::thread> pool;
-  for (long long k = 0; k < workers; ++k) pool.emplace_back(run_range, k, workers);
-  for (auto& thread : pool) thread.join();
+  run_on_workers(workers, [&](long long k) { run_range(k, workers); });
 }
 
 // launch_on(default_workers(), ...): the CTAs spread over the CPU's cores.

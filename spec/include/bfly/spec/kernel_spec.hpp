@@ -123,6 +123,15 @@ int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
 
+// Pass 1 of the plain sample kernel (weights, one draw; sample or sample_pairs) over columns of 4 bytes (f32
+// weights, or pairs of f16/bf16) and rows longer than a whole-row load copies its blocks into shared memory
+// STAGES stages ahead of their use (cp.async), kStageRowBytes of each of a group's W rows per stage, so that loads
+// stay in flight while the group builds its tables and cost no registers. Returns STAGES, or 0 for a kernel that
+// loads into registers only. The staged kernel keeps the register loads for rows that do not start on 16 bytes
+// (a weights pointer or ld * sizeof(T) not a multiple of 16), chosen at run time; both draw the same.
+int pass1_stages(const KernelSpec& spec);
+inline constexpr int kStageRowBytes = 128;
+
 // "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample", then " input=logits draws=with_replacement" for a
 // form other than one draw from weights.
 std::string describe(const KernelSpec& spec);
