@@ -36,8 +36,8 @@ TEST(Generate, SourceDescribesItselfAndPointsAtThePaper) {
   EXPECT_TRUE(contains(s.text, std::string("bfly ") + std::string(bfly_version())));
   // 32 blocks of 4-byte weights: pass 1 is staged (docs/DESIGN.md section 14), in CTAs of 64 threads.
   EXPECT_TRUE(contains(s.text, "extern \"C\" __global__ void __launch_bounds__(64)\nbfly_sample_f32_w32_k1024_r8_addsub("));
-  EXPECT_TRUE(contains(s.text, "constexpr int STAGES = 5;"));  // 32 running totals (8 KiB) beside 5 stages
-  EXPECT_TRUE(contains(s.text, "stage_blocks(stage[slot][group]"));
+  EXPECT_TRUE(contains(s.text, "constexpr int STAGES = 4;"));
+  EXPECT_TRUE(contains(s.text, "stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle)"));
   for (const char* ref : {"Algorithm 7", "Algorithm 8 lines 18-30", "Algorithm 9 lines 7-12", "Algorithm 10",
                           "Algorithm 5"})
     EXPECT_TRUE(contains(s.text, ref)) << ref;
@@ -75,12 +75,12 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
   int staged = 0;
   for (const KernelSpec& spec : draw_test_specs()) {
     const LaunchGeometry g = launch_geometry(spec);
-    // Staged pass 1 (docs/DESIGN.md section 14): CTAs of 64 threads, 64 running totals and 4 or 5 stages within the
-    // 48 KiB of static shared memory; the register loads: 128 threads and at most 32 KiB of running totals.
+    // Staged pass 1 (docs/DESIGN.md section 14): CTAs of 64 threads, 64 running totals and a ring of 4 lines per
+    // row within 48 KiB of static shared memory; the register loads: 128 threads, at most 32 KiB of running totals.
     if (const int stages = pass1_stages(spec); stages > 0) {
       ++staged;
       EXPECT_EQ(g.threads_per_cta, 64) << kernel_name(spec);
-      EXPECT_TRUE(stages == 4 || stages == 5) << kernel_name(spec);
+      EXPECT_EQ(stages, 4) << kernel_name(spec);
       EXPECT_LE(g.chunks, 64) << kernel_name(spec);
       EXPECT_EQ(g.static_shared_bytes, g.chunks * 64 * 4 + stages * 64 * 128) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);

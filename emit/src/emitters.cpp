@@ -108,10 +108,14 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
          per_group ? fmt::format("token of the group's {} in flight", item) : std::string(item));
   if (const int stages = pass1_stages(spec); stages > 0) {
-    w.line("constexpr int STAGES = {};  // pass 1 copies blocks into shared memory this many steps ahead of their use",
+    const int steps = (spec.blocks() + geometry.blocks_in_flight - 1) / geometry.blocks_in_flight;
+    w.line("constexpr int STAGES = {};  // lines of each row in pass 1's ring in shared memory (copied ahead of use)",
            stages);
-    w.line("constexpr int STAGE_COLUMNS = {};  // columns of each row per stage: {} bytes, BLOCKS_IN_FLIGHT blocks",
+    w.line("constexpr int LINE_COLUMNS = {};  // columns per {}-byte line: a step of BLOCKS_IN_FLIGHT blocks",
            kStageRowBytes / 4, kStageRowBytes);
+    w.line("constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;");
+    w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
+           steps + 1);
     w.line("typedef {} Column;  // one table column of a row in memory (4 bytes)",
            pairs ? "bfly::WeightPair<T>" : "T");
   }
@@ -201,32 +205,45 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
-  w.line("// Pass 1's staged loads (docs/DESIGN.md section 14): the group copies BLOCKS_IN_FLIGHT blocks of its W rows,");
-  w.line("// 16 bytes (4 columns) per copy, into one stage of shared memory, rows side by side, without registers. Lane r");
-  w.line("// copies pieces r, r + W, ... of the stage (row p / 8, columns 4 (p % 8) .. +3), so 8 lanes read one 128-byte");
-  w.line("// line. Pieces of rows past the last or of padding columns (left of column 0) are filled with zeros; so are");
-  w.line("// blocks past the last. `swizzle` moves a group's columns to other banks than its warp neighbour's.");
+  w.line("// Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows'");
+  w.line("// blocks into a ring of STAGES lines per row in shared memory, line L of a row into columns 32 (L % STAGES) ..");
+  w.line("// of its ring, without registers. Lines are those of memory, so a row whose blocks start `line_phase`");
+  w.line("// columns into a line is read one whole line at a time (a step's 32 columns then span two lines).");
+  w.line("// Block 0 of row k starts line_phase(k) columns into line 0 of the row.");
   {
-    auto body = w.scope("__device__ __forceinline__ void stage_blocks(Column (&stage)[W][STAGE_COLUMNS], const T* rows, "
-                        "long long ld, int rows_left, int first_block, int r, int swizzle)");
-    w.line("#pragma unroll");
-    auto loop = w.scope("for (int i = 0; i < STAGE_COLUMNS / 4; ++i)");
-    w.line("const int piece = i * W + r, k = piece / (STAGE_COLUMNS / 4), c = piece % (STAGE_COLUMNS / 4) * 4;");
-    w.line("const int column = FIRST_BLOCK_COLUMN + first_block * W + c;");
-    w.line("const bool in_row = k < rows_left && first_block * W + c < BLOCKS * W{};",
-           spec.padded() ? " && column >= 0" : "");
-    w.line("bfly::copy_16_bytes(&stage[k][c ^ swizzle], rows + k * ld + {}column, in_row);", pairs ? "2 * " : "");
+    auto body = w.scope("__device__ __forceinline__ int line_phase(const T* rows, long long ld, int k)");
+    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / 4 + FIRST_BLOCK_COLUMN) & "
+           "(LINE_COLUMNS - 1));");
   }
   w.blank();
-  w.line("// Algorithm 8 lines 13-17 from a stage: lane r takes column r of block j of every row (row k of the tile),");
-  w.line("// the same weights load_block reads from global memory.");
+  w.line("// Copies line `line` of the group's rows, 16 bytes (4 columns) a copy: lane r copies pieces r, r + W, ... (row");
+  w.line("// p / 8, columns 4 (p % 8) .. +3 of the line), so 8 lanes read one line. Pieces outside the row's blocks (the");
+  w.line("// remnant, padding left of column 0, another row, past the last block) and of rows past the last are written");
+  w.line("// as zeros without reading memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.");
+  {
+    auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const T* rows, "
+                        "long long ld, int rows_left, int line, int r, int swizzle)");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int i = 0; i < LINE_COLUMNS / 4; ++i)");
+    w.line("const int piece = i * W + r, k = piece / (LINE_COLUMNS / 4), q = piece % (LINE_COLUMNS / 4) * 4;");
+    w.line("const int c = line * LINE_COLUMNS + q - line_phase(rows, ld, k);  // the piece's column, counted from block 0's");
+    w.line("const bool in_row = k < rows_left && c >= 0 && c < BLOCKS * W{};",
+           spec.padded() ? " && FIRST_BLOCK_COLUMN + c >= 0" : "");
+    w.line("bfly::copy_16_bytes(&ring[k][(line % STAGES * LINE_COLUMNS + q) ^ swizzle], rows + k * ld + "
+           "{}(FIRST_BLOCK_COLUMN + c), in_row);", pairs ? "2 * " : "");
+  }
+  w.blank();
+  w.line("// Algorithm 8 lines 13-17 from the ring: lane r takes column `column` (counted from block 0's) of every row,");
+  w.line("// the weight load_block reads from global memory for row k of the tile.");
   {
     auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
-                        " (&a)[W], const Column (&stage)[W][STAGE_COLUMNS], int j, int r, int swizzle)");
-    w.line("const int c = (j * W + r) ^ swizzle;");
-    for (int k = 0; k < spec.W; ++k)
-      w.line("a[{0}] = {1};", k, pairs ? fmt::format("bfly::pair_sum(stage[{}][c])", k)
-                                       : widened(spec, fmt::format("stage[{}][c]", k)));
+                        " (&a)[W], const Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int column, "
+                        "int swizzle)");
+    for (int k = 0; k < spec.W; ++k) {
+      const std::string element = fmt::format(
+          "ring[{0}][((column + line_phase(rows, ld, {0})) & (RING_COLUMNS - 1)) ^ swizzle]", k);
+      w.line("a[{0}] = {1};", k, pairs ? fmt::format("bfly::pair_sum({})", element) : widened(spec, element));
+    }
   }
 }
 
@@ -446,31 +463,35 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, co
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
-  w.line("const int group = static_cast<int>(threadIdx.x) / W;  // this group's stages are stage[s][group]");
+  w.line("const int group = static_cast<int>(threadIdx.x) / W;");
+  w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
-  w.line("// The copies of the first STAGES steps (BLOCKS_IN_FLIGHT blocks each) go out before any block is built.");
+  w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.");
+  w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
+         "(LINE_COLUMNS * 4) == 0;");
+  w.line("// The copies of the first STAGES lines go out before any block is built.");
   w.line("#pragma unroll");
   {
-    auto prologue = w.scope("for (int s = 0; s < STAGES; ++s)");
-    w.line("if (s * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[s][group], rows, ld, rows_left, s * BLOCKS_IN_FLIGHT, "
-           "r, swizzle);");
-    w.line("bfly::commit_copies();  // one batch per step, even an empty one: wait_copies counts batches");
+    auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
+    w.line("if (line < LINES) stage_line(my_ring, rows, ld, rows_left, line, r, swizzle);");
+    w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
-  w.line("int slot = 0;  // the stage that holds step b / BLOCKS_IN_FLIGHT");
-  // One step: wait for its stage, read its tiles, refill the stage with the step STAGES ahead, build the tiles.
+  // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
   const auto step = [&](int count, const std::string& first, bool refill) {
-    w.line("bfly::wait_copies<STAGES - 1>();  // this lane's copies of the step have landed (later ones may not)");
+    w.line("const int step = {} / BLOCKS_IN_FLIGHT;", first);
+    w.line("// This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...");
+    w.line("if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();");
     w.line("__syncwarp();  // ... and so have the other lanes'");
     std::string tiles;
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
     w.line("{} {};", tile_type, tiles);
-    for (int u = 0; u < count; ++u) w.line("load_staged_block({}, stage[slot][group], {}, r, swizzle);", tile(u), u);
+    for (int u = 0; u < count; ++u)
+      w.line("load_staged_block({}, my_ring, rows, ld, step * LINE_COLUMNS + {}r, swizzle);", tile(u),
+             u == 0 ? std::string() : fmt::format("{} * W + ", u));
     if (refill) {
-      w.line("__syncwarp();  // every lane has read the stage: it takes the step STAGES ahead");
-      w.line("if ({0} + STAGES * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[slot][group], rows, ld, rows_left, "
-             "{0} + STAGES * BLOCKS_IN_FLIGHT, r, swizzle);", first);
+      w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
+      w.line("if (step + STAGES < LINES) stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle);");
       w.line("bfly::commit_copies();");
-      w.line("slot = slot + 1 == STAGES ? 0 : slot + 1;");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));
   };
@@ -516,7 +537,7 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
          sum_type(spec));
   if (pass1_stages(spec) > 0)
-    w.line("__shared__ __align__(16) Column stage[STAGES][THREADS / W][W][STAGE_COLUMNS];  // pass 1's stages per group");
+    w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
 }
 
 namespace {

@@ -102,19 +102,20 @@ bool loads_whole_row(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
          spec.blocks() * spec.W * spec.weights_per_column() * size_of(spec.type) <= kWholeRowBytes;
 }
-// Staged pass 1 (pass1_stages): 16-byte copies of 4 columns of 4 bytes, so block 0 must start on 4 columns (padding
-// of a multiple of 4 columns is copied as whole zero-filled pieces). CTAs of 64 threads keep up to 64 running totals
-// per row and STAGES stages of 8 KiB within 48 KiB of static shared memory (4 or 5 stages). Measured on an H100
-// against the register loads (bench/results/h100-80gb-hbm3-2026-11-25-staged-prototype.log, f32, 1 GiB): K = 256
-// 0.87 -> 0.95-0.97 of the read ceiling (4-5 stages), 512 0.88 -> 0.93, 1024 0.87 -> 0.88-0.90, 2048 0.85 ->
-// 0.86; f64 (8-byte columns) gained nothing and keeps the register loads. The landed kernels, against the register
-// loads in the same run (bench/results/h100-80gb-hbm3-2026-11-25-staged-{old,new}-{f32,bf16}-sampling.csv): f32 gained
-// from K = 200 (13 blocks: 0.76 -> 0.92) on and lost at K = 100 and 128 (7 and 8 blocks: 0.88 -> 0.86, 0.93 -> 0.91),
-// whose register loads ptxas keeps in flight whole; bf16 pairs gained from K = 256 (8 blocks: 0.75 -> 0.84) on and
-// lost at K = 200 (6 blocks: 0.67 -> 0.64). Hence staging from 9 blocks on, 8 for pairs.
+// Staged pass 1 (pass1_stages, docs/DESIGN.md section 14): 16-byte copies of 4 columns of 4 bytes into a ring of
+// STAGES 128-byte lines per row, so block 0 must start on 4 columns (padding of a multiple of 4 columns is copied as
+// whole zero-filled pieces). CTAs of 64 threads keep up to 64 running totals per row (16 KiB) and 4 lines of 8 KiB
+// per CTA within 48 KiB of static shared memory. On an H100 at 1 GiB against the register loads in the same run
+// (bench/results/h100-80gb-hbm3-2026-11-25-staged-final-{old,new}-{f32,bf16}-sampling.csv): f32 K = 200 0.76 -> 0.92,
+// 256 0.87 -> 0.94, 512 0.89 -> 0.93, 1000 0.81 -> 0.89, 1024 0.88 -> 0.93, 2000 0.67 -> 0.90, 2048 0.85 -> 0.87,
+// 3000 0.40 -> 0.87; bf16 pairs K = 256-3000 0.56-0.77 -> 0.79-0.90. f64 (8-byte columns) gained nothing in the
+// prototype (-staged-prototype.log) and keeps the register loads. Staging from 9 blocks on, 8 for pairs: f32 lost
+// at K = 100 and 128 (7 and 8 blocks: 0.88 -> 0.86, 0.93 -> 0.91; ptxas keeps their register loads in flight whole)
+// and gained from K = 200 (13 blocks) on; bf16 pairs gained from K = 256 (8 blocks: 0.75 -> 0.84) on and lost at
+// K = 200 (6 blocks: 0.67 -> 0.64) (-staged-{old,new}-*-sampling.csv, staging from 2 blocks on).
 constexpr int kStagedThreadsPerCta = 64;
 constexpr int kStagedMaxChunks = 64;
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = 4;  // a power of two: the ring of lines is indexed with a mask
 constexpr int kStageColumnBytes = 4;
 bool stages_blocks(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&

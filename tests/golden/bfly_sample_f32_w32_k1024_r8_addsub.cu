@@ -23,8 +23,10 @@ constexpr int BLOCKS_IN_FLIGHT = 1;  // blocks whose loads pass 1 issues before 
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 32;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 64;  // threads per CTA, one per row
-constexpr int STAGES = 5;  // pass 1 copies blocks into shared memory this many steps ahead of their use
-constexpr int STAGE_COLUMNS = 32;  // columns of each row per stage: 128 bytes, BLOCKS_IN_FLIGHT blocks
+constexpr int STAGES = 4;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
+constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
+constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
+constexpr int LINES = 33;  // lines a row's blocks can touch: one per step, and one for a row off its lines
 typedef T Column;  // one table column of a row in memory (4 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
@@ -71,57 +73,64 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
   { const V h = (r & 16) ? a[15] : a[31]; const V v = __shfl_xor_sync(FULL, h, 16, W); if (r & 16) a[15] = a[31]; a[31] = a[15] + v; }
 }
 
-// Pass 1's staged loads (docs/DESIGN.md section 14): the group copies BLOCKS_IN_FLIGHT blocks of its W rows,
-// 16 bytes (4 columns) per copy, into one stage of shared memory, rows side by side, without registers. Lane r
-// copies pieces r, r + W, ... of the stage (row p / 8, columns 4 (p % 8) .. +3), so 8 lanes read one 128-byte
-// line. Pieces of rows past the last or of padding columns (left of column 0) are filled with zeros; so are
-// blocks past the last. `swizzle` moves a group's columns to other banks than its warp neighbour's.
-__device__ __forceinline__ void stage_blocks(Column (&stage)[W][STAGE_COLUMNS], const T* rows, long long ld, int rows_left, int first_block, int r, int swizzle) {
+// Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows'
+// blocks into a ring of STAGES lines per row in shared memory, line L of a row into columns 32 (L % STAGES) ..
+// of its ring, without registers. Lines are those of memory, so a row whose blocks start `line_phase`
+// columns into a line is read one whole line at a time (a step's 32 columns then span two lines).
+// Block 0 of row k starts line_phase(k) columns into line 0 of the row.
+__device__ __forceinline__ int line_phase(const T* rows, long long ld, int k) {
+  return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / 4 + FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));
+}
+
+// Copies line `line` of the group's rows, 16 bytes (4 columns) a copy: lane r copies pieces r, r + W, ... (row
+// p / 8, columns 4 (p % 8) .. +3 of the line), so 8 lanes read one line. Pieces outside the row's blocks (the
+// remnant, padding left of column 0, another row, past the last block) and of rows past the last are written
+// as zeros without reading memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.
+__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int rows_left, int line, int r, int swizzle) {
   #pragma unroll
-  for (int i = 0; i < STAGE_COLUMNS / 4; ++i) {
-    const int piece = i * W + r, k = piece / (STAGE_COLUMNS / 4), c = piece % (STAGE_COLUMNS / 4) * 4;
-    const int column = FIRST_BLOCK_COLUMN + first_block * W + c;
-    const bool in_row = k < rows_left && first_block * W + c < BLOCKS * W;
-    bfly::copy_16_bytes(&stage[k][c ^ swizzle], rows + k * ld + column, in_row);
+  for (int i = 0; i < LINE_COLUMNS / 4; ++i) {
+    const int piece = i * W + r, k = piece / (LINE_COLUMNS / 4), q = piece % (LINE_COLUMNS / 4) * 4;
+    const int c = line * LINE_COLUMNS + q - line_phase(rows, ld, k);  // the piece's column, counted from block 0's
+    const bool in_row = k < rows_left && c >= 0 && c < BLOCKS * W;
+    bfly::copy_16_bytes(&ring[k][(line % STAGES * LINE_COLUMNS + q) ^ swizzle], rows + k * ld + (FIRST_BLOCK_COLUMN + c), in_row);
   }
 }
 
-// Algorithm 8 lines 13-17 from a stage: lane r takes column r of block j of every row (row k of the tile),
-// the same weights load_block reads from global memory.
-__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&stage)[W][STAGE_COLUMNS], int j, int r, int swizzle) {
-  const int c = (j * W + r) ^ swizzle;
-  a[0] = stage[0][c];
-  a[1] = stage[1][c];
-  a[2] = stage[2][c];
-  a[3] = stage[3][c];
-  a[4] = stage[4][c];
-  a[5] = stage[5][c];
-  a[6] = stage[6][c];
-  a[7] = stage[7][c];
-  a[8] = stage[8][c];
-  a[9] = stage[9][c];
-  a[10] = stage[10][c];
-  a[11] = stage[11][c];
-  a[12] = stage[12][c];
-  a[13] = stage[13][c];
-  a[14] = stage[14][c];
-  a[15] = stage[15][c];
-  a[16] = stage[16][c];
-  a[17] = stage[17][c];
-  a[18] = stage[18][c];
-  a[19] = stage[19][c];
-  a[20] = stage[20][c];
-  a[21] = stage[21][c];
-  a[22] = stage[22][c];
-  a[23] = stage[23][c];
-  a[24] = stage[24][c];
-  a[25] = stage[25][c];
-  a[26] = stage[26][c];
-  a[27] = stage[27][c];
-  a[28] = stage[28][c];
-  a[29] = stage[29][c];
-  a[30] = stage[30][c];
-  a[31] = stage[31][c];
+// Algorithm 8 lines 13-17 from the ring: lane r takes column `column` (counted from block 0's) of every row,
+// the weight load_block reads from global memory for row k of the tile.
+__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int column, int swizzle) {
+  a[0] = ring[0][((column + line_phase(rows, ld, 0)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[1] = ring[1][((column + line_phase(rows, ld, 1)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[2] = ring[2][((column + line_phase(rows, ld, 2)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[3] = ring[3][((column + line_phase(rows, ld, 3)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[4] = ring[4][((column + line_phase(rows, ld, 4)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[5] = ring[5][((column + line_phase(rows, ld, 5)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[6] = ring[6][((column + line_phase(rows, ld, 6)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[7] = ring[7][((column + line_phase(rows, ld, 7)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[8] = ring[8][((column + line_phase(rows, ld, 8)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[9] = ring[9][((column + line_phase(rows, ld, 9)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[10] = ring[10][((column + line_phase(rows, ld, 10)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[11] = ring[11][((column + line_phase(rows, ld, 11)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[12] = ring[12][((column + line_phase(rows, ld, 12)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[13] = ring[13][((column + line_phase(rows, ld, 13)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[14] = ring[14][((column + line_phase(rows, ld, 14)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[15] = ring[15][((column + line_phase(rows, ld, 15)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[16] = ring[16][((column + line_phase(rows, ld, 16)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[17] = ring[17][((column + line_phase(rows, ld, 17)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[18] = ring[18][((column + line_phase(rows, ld, 18)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[19] = ring[19][((column + line_phase(rows, ld, 19)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[20] = ring[20][((column + line_phase(rows, ld, 20)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[21] = ring[21][((column + line_phase(rows, ld, 21)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[22] = ring[22][((column + line_phase(rows, ld, 22)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[23] = ring[23][((column + line_phase(rows, ld, 23)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[24] = ring[24][((column + line_phase(rows, ld, 24)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[25] = ring[25][((column + line_phase(rows, ld, 25)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[26] = ring[26][((column + line_phase(rows, ld, 26)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[27] = ring[27][((column + line_phase(rows, ld, 27)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[28] = ring[28][((column + line_phase(rows, ld, 28)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[29] = ring[29][((column + line_phase(rows, ld, 29)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[30] = ring[30][((column + line_phase(rows, ld, 30)) & (RING_COLUMNS - 1)) ^ swizzle];
+  a[31] = ring[31][((column + line_phase(rows, ld, 31)) & (RING_COLUMNS - 1)) ^ swizzle];
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
@@ -364,7 +373,7 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
-  __shared__ __align__(16) Column stage[STAGES][THREADS / W][W][STAGE_COLUMNS];  // pass 1's stages per group
+  __shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
@@ -372,24 +381,27 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   // bytes, docs/DESIGN.md section 14), butterfly build, running total of row W-1. Both ways sum the same.
   const bool staged = bfly::rows_on_16_bytes(weights, ld);
   if (staged) {
-    const int group = static_cast<int>(threadIdx.x) / W;  // this group's stages are stage[s][group]
+    const int group = static_cast<int>(threadIdx.x) / W;
+    Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
     const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
-    // The copies of the first STAGES steps (BLOCKS_IN_FLIGHT blocks each) go out before any block is built.
+    // Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.
+    const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % (LINE_COLUMNS * 4) == 0;
+    // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-      if (s * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[s][group], rows, ld, rows_left, s * BLOCKS_IN_FLIGHT, r, swizzle);
-      bfly::commit_copies();  // one batch per step, even an empty one: wait_copies counts batches
+    for (int line = 0; line < STAGES; ++line) {
+      if (line < LINES) stage_line(my_ring, rows, ld, rows_left, line, r, swizzle);
+      bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
-    int slot = 0;  // the stage that holds step b / BLOCKS_IN_FLIGHT
     for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
-      bfly::wait_copies<STAGES - 1>();  // this lane's copies of the step have landed (later ones may not)
+      const int step = b / BLOCKS_IN_FLIGHT;
+      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W];
-      load_staged_block(a0, stage[slot][group], 0, r, swizzle);
-      __syncwarp();  // every lane has read the stage: it takes the step STAGES ahead
-      if (b + STAGES * BLOCKS_IN_FLIGHT < BLOCKS) stage_blocks(stage[slot][group], rows, ld, rows_left, b + STAGES * BLOCKS_IN_FLIGHT, r, swizzle);
+      load_staged_block(a0, my_ring, rows, ld, step * LINE_COLUMNS + r, swizzle);
+      __syncwarp();  // every lane has read line step: its place takes line step + STAGES
+      if (step + STAGES < LINES) stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle);
       bfly::commit_copies();
-      slot = slot + 1 == STAGES ? 0 : slot + 1;
       check_block(a0, bad);
       build_table(a0, r);
       running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total

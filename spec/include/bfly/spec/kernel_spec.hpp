@@ -124,11 +124,12 @@ int min_ctas_per_sm(const KernelSpec& spec);
 inline constexpr int kWholeRowBlocks = 4;
 
 // Pass 1 of the plain sample kernel (weights, one draw; sample or sample_pairs) over columns of 4 bytes (f32
-// weights, or pairs of f16/bf16) and rows longer than a whole-row load copies its blocks into shared memory
-// STAGES stages ahead of their use (cp.async), kStageRowBytes of each of a group's W rows per stage, so that loads
-// stay in flight while the group builds its tables and cost no registers. Returns STAGES, or 0 for a kernel that
-// loads into registers only. The staged kernel keeps the register loads for rows that do not start on 16 bytes
-// (a weights pointer or ld * sizeof(T) not a multiple of 16), chosen at run time; both draw the same.
+// weights, or pairs of f16/bf16) and rows of at least 9 blocks (8 for pairs) copies the kStageRowBytes-byte lines
+// that hold its rows' blocks into a ring of STAGES lines per row in shared memory ahead of their use (cp.async), so
+// that loads stay in flight while the group builds its tables and cost no registers (docs/DESIGN.md section 14).
+// Returns STAGES, or 0 for a kernel that loads into registers only. The staged kernel keeps the register loads for
+// rows that do not start on 16 bytes (a weights pointer or ld * sizeof(T) not a multiple of 16), chosen at run time;
+// both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
 
