@@ -271,3 +271,42 @@ TEST(NarrowTypes, HostConversionsAndTheTableRows) {
                                          bfly::gen::Operation::sample})
                       .validate());
 }
+
+// Staged pass 1 (docs/DESIGN.md section 14): the plain sample kernel over 4-byte columns from 9 blocks on (8 for
+// pairs) with block 0 on a multiple of 4 columns; everything else keeps the register loads.
+TEST(KernelSpec, StagedPassOneRule) {
+  const auto spec = [](int K, ElementType type, int R = 8, Operation operation = Operation::sample) {
+    KernelSpec s;
+    s.K = K;
+    s.W = 16;
+    s.R = R;
+    s.type = type;
+    s.operation = operation;
+    s.validate();
+    return s;
+  };
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32)), 4);
+  EXPECT_EQ(pass1_stages(spec(144, ElementType::f32)), 4);                 // 9 blocks
+  EXPECT_EQ(pass1_stages(spec(128, ElementType::f32)), 0);                 // 8 blocks
+  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32)), 4);                // remnant of 8 columns searched linearly
+  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32, 7)), 4);             // ... or padded by 8
+  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f32)), 0);                // padded by 7 columns
+  EXPECT_EQ(pass1_stages(spec(1007, ElementType::f32, 0)), 0);             // padded by 1 column
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f64)), 0);                // 8-byte columns
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::bf16)), 0);               // 2-byte columns
+  EXPECT_EQ(pass1_stages(spec(256, ElementType::bf16, 8, Operation::sample_pairs)), 4);  // 8 blocks of pairs
+  EXPECT_EQ(pass1_stages(spec(200, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // 6 blocks of pairs
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32, 8, Operation::lda_z_doc)), 0);
+  KernelSpec logits = spec(1024, ElementType::f32);
+  logits.input = InputKind::logits;
+  logits.draws = Draws::with_replacement;
+  EXPECT_EQ(pass1_stages(logits), 0);
+  // A staged kernel: CTAs of 64 threads, 64 running totals at most, a step of 128 bytes of each row.
+  const LaunchGeometry g = launch_geometry(spec(2048, ElementType::f32));
+  EXPECT_EQ(g.threads_per_cta, 64);
+  EXPECT_EQ(g.chunks, 64);
+  EXPECT_EQ(g.chunk_blocks, 2);
+  EXPECT_EQ(g.blocks_in_flight, 2);
+  EXPECT_EQ(g.static_shared_bytes, 48 * 1024);
+  EXPECT_EQ(min_ctas_per_sm(spec(2048, ElementType::f32)), 0);
+}
