@@ -55,15 +55,10 @@ struct Counts {
 };
 
 // The row strides of a kernel's inputs: K + 3, whose rows start off 16 bytes (but for K % 4 == 1), and for a kernel
-// with staged loads (docs/DESIGN.md section 14) also a multiple of 8 elements, whose rows all start on 16 bytes at
-// varied places in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line: all three
-// pass-1 paths.
+// with staged loads those of bfly::test::staged_strides: all three pass-1 paths.
 std::vector<long long> strides(const KernelSpec& spec) {
   std::vector<long long> lds = {spec.K + 3};
-  if (bfly::gen::pass1_stages(spec) > 0) {
-    lds.push_back((spec.K + 7) / 8 * 8 + 8);
-    lds.push_back((spec.K + 63) / 64 * 64);
-  }
+  for (const long long ld : bfly::test::staged_strides(spec)) lds.push_back(ld);
   return lds;
 }
 

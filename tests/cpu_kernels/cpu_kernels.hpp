@@ -38,6 +38,14 @@ const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 // nullptr when `kernel_name` is not in the sample catalog.
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 
+// The row strides besides a test's own at which a kernel with staged loads (docs/DESIGN.md section 14) is run, so
+// that each of its pass-1 paths is tested: a multiple of 8 elements, whose rows start on 16 bytes at varied places
+// in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line. None for other kernels.
+inline std::vector<long long> staged_strides(const gen::KernelSpec& spec) {
+  if (gen::pass1_stages(spec) == 0) return {};
+  return {(spec.K + 7) / 8 * 8 + 8, (spec.K + 63) / 64 * 64};
+}
+
 // The scratch of a sample_split kernel (docs/DESIGN.md section 12) for `rows` rows: its part totals in the
 // accumulator (gen::part_totals_per_row(spec) per row, poisoned) and its arrival counters (zero, as the kernels
 // leave them).

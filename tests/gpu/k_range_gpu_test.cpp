@@ -55,10 +55,7 @@ void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   const long long ld = spec.K + (spec.weights_per_column() == 2 ? 2 : 1);  // sample_pairs: rows start on a pair
   compare(kernel, M, seed, ld);
   // Staged loads (docs/DESIGN.md section 14) take their shared-memory path only for rows on 16 bytes.
-  if (gen::pass1_stages(spec) > 0) {
-    compare(kernel, M, seed, (spec.K + 7) / 8 * 8 + 8);
-    compare(kernel, M, seed, (spec.K + 63) / 64 * 64);  // rows on 128-byte lines
-  }
+  for (const long long staged_ld : staged_strides(spec)) compare(kernel, M, seed, staged_ld);
 }
 
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, long long ld) {

@@ -41,7 +41,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <link.h>  // dl_iterate_phdr: the static TLS that worker threads must hold
