@@ -115,16 +115,16 @@ bool loads_whole_row(const KernelSpec& spec) {
 // K = 200 (6 blocks: 0.67 -> 0.64) (-staged-{old,new}-*-sampling.csv, staging from 2 blocks on).
 constexpr int kStagedThreadsPerCta = 64;
 constexpr int kStagedMaxChunks = 64;
-constexpr int kMaxStages = 4;  // a power of two: the ring of lines is indexed with a mask
+constexpr int kStages = 4;  // a power of two: the ring of lines is indexed with a mask
 constexpr int kStageColumnBytes = 4;
 bool stages_blocks(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
          spec.weights_per_column() * size_of(spec.type) == kStageColumnBytes && spec.first_block_column() % 4 == 0;
 }
-int stage_bytes(const LaunchGeometry& g) { return g.threads_per_cta * kStageRowBytes; }
-int stages_beside(const LaunchGeometry& g, int total_bytes) {
-  return std::min(kMaxStages, (kMaxStaticShared - total_bytes) / stage_bytes(g));
-}
+// The rings of a CTA: kStages lines of kStageRowBytes per row. Beside at most kStagedMaxChunks running totals per
+// row (floats: staged columns are f32 or pairs of 16-bit weights, summed in f32) they fill kMaxStaticShared.
+constexpr int kStagedRingBytes = kStages * kStagedThreadsPerCta * kStageRowBytes;
+static_assert(kStagedRingBytes + kStagedMaxChunks * kStagedThreadsPerCta * int(sizeof(float)) <= kMaxStaticShared);
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
 // before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
 // K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
@@ -359,16 +359,12 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
     g.blocks_in_flight = kStageRowBytes / (spec.W * kStageColumnBytes);
-    g.static_shared_bytes += stages_beside(g, g.static_shared_bytes) * stage_bytes(g);
+    g.static_shared_bytes += kStagedRingBytes;
   }
   return g;
 }
 
-int pass1_stages(const KernelSpec& spec) {
-  if (!stages_blocks(spec)) return 0;
-  const LaunchGeometry g = launch_geometry(spec);
-  return stages_beside(g, g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type)));
-}
+int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? kStages : 0; }
 
 int min_ctas_per_sm(const KernelSpec& spec) {
   if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;
