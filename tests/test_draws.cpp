@@ -28,8 +28,9 @@ using bfly::test::CpuKernel;
 constexpr long long kRows = 131;  // not a multiple of any W, and more than one 128-thread CTA
 constexpr int kPoison = 0x7eadbeef;
 
-// Rows planted as invalid in every input: a negative weight, a NaN, an infinity, and all zeros.
-constexpr long long kNegativeRow = 1, kNaNRow = 40, kInfRow = 77, kZeroRow = 100;
+// Rows planted as invalid in every input: a negative weight, a NaN, an infinity, and all zeros. Row kNegativeZeroRow
+// gets weights of -0.0, which are usable (zeros) but fail pass 1's screen, so its group takes the per-weight test.
+constexpr long long kNegativeRow = 1, kNaNRow = 40, kInfRow = 77, kZeroRow = 100, kNegativeZeroRow = 53;
 
 using bfly::test::Input;
 using bfly::test::kInputs;
@@ -47,6 +48,7 @@ std::vector<T> weights_with_invalid_rows(Input input, int K, long long ld, std::
   plant(kNaNRow, std::numeric_limits<double>::quiet_NaN());
   plant(kInfRow, std::numeric_limits<double>::infinity());
   for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(kZeroRow * ld + k)] = from_double<T>(0.0);
+  for (int i = 0; i < 3; ++i) plant(kNegativeZeroRow, -0.0);
   return w;
 }
 

@@ -34,10 +34,12 @@ TEST(Generate, SourceDescribesItselfAndPointsAtThePaper) {
   EXPECT_TRUE(contains(s.text, "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample"));
   EXPECT_TRUE(contains(s.text, "Do not edit"));
   EXPECT_TRUE(contains(s.text, std::string("bfly ") + std::string(bfly_version())));
-  // 32 blocks of 4-byte weights: pass 1 is staged (docs/DESIGN.md section 14), in CTAs of 64 threads.
-  EXPECT_TRUE(contains(s.text, "extern \"C\" __global__ void __launch_bounds__(64)\nbfly_sample_f32_w32_k1024_r8_addsub("));
-  EXPECT_TRUE(contains(s.text, "constexpr int STAGES = 4;"));
-  EXPECT_TRUE(contains(s.text, "stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle)"));
+  // 32 blocks of 4-byte weights: pass 1 is staged (docs/DESIGN.md section 14) in a deep ring, CTAs of one warp.
+  EXPECT_TRUE(
+      contains(s.text, "extern \"C\" __global__ void __launch_bounds__(32)\nbfly_sample_f32_w32_k1024_r8_addsub("));
+  EXPECT_TRUE(contains(s.text, "constexpr int STAGES = 8;"));
+  EXPECT_TRUE(contains(s.text, "stage_line(my_ring, plan, step + STAGES, r, swizzle)"));
+  EXPECT_TRUE(contains(s.text, "running += block_total(a0, r);"));
   for (const char* ref : {"Algorithm 7", "Algorithm 8 lines 18-30", "Algorithm 9 lines 7-12", "Algorithm 10",
                           "Algorithm 5"})
     EXPECT_TRUE(contains(s.text, ref)) << ref;
@@ -48,15 +50,16 @@ TEST(Generate, SourceDescribesItselfAndPointsAtThePaper) {
 }
 
 TEST(Generate, ShuffleCountsMatchThePaper) {
-  // W - 1 __shfl_xor_sync per table build (Section 3), log2 W more to combine the bad-weight bits; the
-  // in-block search shuffles W - 1 tree rows (Algorithm 10) and W block indices.
+  // W - 1 __shfl_xor_sync per table build (Section 3, pass 2) and W - 1 in pass 1's block totals (block_total: the
+  // same butterflies, keeping only each lane's total); the rows' verdict takes one ballot, no shuffle. The in-block
+  // search shuffles W - 1 tree rows (Algorithm 10) and W block indices.
   for (int W : {4, 8, 16, 32}) {
     const Source s = generate(KernelSpec{W, 1024, 0, ElementType::f32, Variant::addsub, Operation::sample});
     std::size_t xor_count = 0, idx_count = 0;
     for (std::size_t p = 0; (p = s.text.find("__shfl_xor_sync(", p)) != std::string::npos; ++p) ++xor_count;
     for (std::size_t p = 0; (p = s.text.find("__shfl_sync(", p)) != std::string::npos; ++p) ++idx_count;
-    const int log2w = __builtin_ctz(static_cast<unsigned>(W));
-    EXPECT_EQ(xor_count, static_cast<std::size_t>(W - 1 + log2w)) << "W = " << W;
+    EXPECT_EQ(xor_count, static_cast<std::size_t>(2 * (W - 1))) << "W = " << W;
+    EXPECT_TRUE(s.text.find("bfly::group_any(") != std::string::npos) << "W = " << W;
     EXPECT_EQ(idx_count, static_cast<std::size_t>(W - 1 + W)) << "W = " << W;
   }
 }
@@ -75,16 +78,20 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
   int staged = 0;
   for (const KernelSpec& spec : draw_test_specs()) {
     const LaunchGeometry g = launch_geometry(spec);
-    // Staged pass 1 (docs/DESIGN.md section 14): CTAs of 64 threads, 64 running totals and a ring of 4 lines per
-    // row within 48 KiB of static shared memory; the register loads: 128 threads, at most 32 KiB of running totals.
+    // Staged pass 1 (docs/DESIGN.md section 14): a ring of 8 lines per row in one-warp CTAs or of 4 lines in
+    // two-warp CTAs (32 KiB either way) and up to 64 running totals, within 48 KiB of static shared memory; a step
+    // is one 128-byte line of each row. The register loads: 128 threads, at most 32 KiB of running totals.
     if (const int stages = pass1_stages(spec); stages > 0) {
       ++staged;
-      EXPECT_EQ(g.threads_per_cta, 64) << kernel_name(spec);
-      EXPECT_EQ(stages, 4) << kernel_name(spec);
+      const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
+      const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
+      EXPECT_EQ(g.threads_per_cta, stages == 8 ? 32 : 64) << kernel_name(spec);
+      EXPECT_TRUE(stages == 4 || stages == 8) << kernel_name(spec);
       EXPECT_LE(g.chunks, 64) << kernel_name(spec);
-      EXPECT_EQ(g.static_shared_bytes, g.chunks * 64 * 4 + stages * 64 * 128) << kernel_name(spec);
+      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + stages * g.threads_per_cta * 128)
+          << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
-      EXPECT_EQ(g.blocks_in_flight * spec.W * 4, 128) << kernel_name(spec);
+      EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, 128) << kernel_name(spec);
     } else {
       EXPECT_EQ(g.threads_per_cta, 128) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 32 * 1024) << kernel_name(spec);
@@ -97,7 +104,7 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
     EXPECT_LT((g.chunks - 1) * g.chunk_blocks, spec.blocks());
   }
   EXPECT_GE(staged, 20) << "the catalog must hold staged kernels";
-  EXPECT_EQ(launch_geometry(example_spec()).grid_for_rows(129), 3);  // staged: 64 rows per CTA
+  EXPECT_EQ(launch_geometry(example_spec()).grid_for_rows(129), 5);  // staged in the deep ring: 32 rows per CTA
   EXPECT_THROW(launch_geometry(KernelSpec{5, 10, 0, ElementType::f32, Variant::swap, Operation::sample}),
                bfly::Error);
 }

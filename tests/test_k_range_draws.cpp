@@ -36,6 +36,7 @@ using bfly::test::name_of;
 long long rows_for(int K) { return K >= 65536 ? 4 : 37; }
 
 // Invalid rows planted in the random input: a negative weight, a NaN, an infinity, a row of zeros (as many as fit).
+// Row 2 (valid) gets a weight of -0.0: usable, but its group fails pass 1's screen and takes the per-weight test.
 // The negative weight's neighbour in its pair (columns 2c and 2c + 1) is made large, so that a kernel that summed
 // the pair before checking its weights would see a positive entry.
 template <typename T>
@@ -48,6 +49,7 @@ long long plant_invalid_rows(std::vector<T>& w, long long rows, int K, long long
     w[static_cast<std::size_t>((1 + 2 * i) * ld + column)] = from_double<T>(bad[i]);
     if (i == 0 && (column ^ 1) < K) w[static_cast<std::size_t>((1 + 2 * i) * ld + (column ^ 1))] = from_double<T>(8.0);
   }
+  if (rows > 2) w[static_cast<std::size_t>(2 * ld + static_cast<long long>(rng() % K))] = from_double<T>(-0.0);
   if (rows > 8) {
     for (int k = 0; k < K; ++k) w[static_cast<std::size_t>(8 * ld + k)] = from_double<T>(0.0);
     ++planted;

@@ -272,8 +272,9 @@ TEST(NarrowTypes, HostConversionsAndTheTableRows) {
                       .validate());
 }
 
-// Staged pass 1 (docs/DESIGN.md section 14): the plain sample kernel over 4-byte columns from 9 blocks on (8 for
-// pairs) with block 0 on a multiple of 4 columns; everything else keeps the register loads.
+// Staged pass 1 (docs/DESIGN.md section 14): the plain sample kernel over 4- or 8-byte columns from 9 blocks on (8 for
+// pairs) with block 0 on the first column of a 16-byte copy; a ring of 8 lines in one-warp CTAs for rows of at least
+// 16 lines of blocks, else 4 lines in two-warp CTAs; everything else keeps the register loads.
 TEST(KernelSpec, StagedPassOneRule) {
   const auto spec = [](int K, ElementType type, int R = 8, Operation operation = Operation::sample) {
     KernelSpec s;
@@ -285,14 +286,22 @@ TEST(KernelSpec, StagedPassOneRule) {
     s.validate();
     return s;
   };
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32)), 4);
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32)), 8);                // 32 lines of blocks: the deep ring
+  EXPECT_EQ(pass1_stages(spec(512, ElementType::f32)), 8);                 // 16 lines
+  EXPECT_EQ(pass1_stages(spec(496, ElementType::f32)), 4);                 // 15.5 lines
   EXPECT_EQ(pass1_stages(spec(144, ElementType::f32)), 4);                 // 9 blocks
   EXPECT_EQ(pass1_stages(spec(128, ElementType::f32)), 0);                 // 8 blocks
-  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32)), 4);                // remnant of 8 columns searched linearly
-  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32, 7)), 4);             // ... or padded by 8
+  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32)), 8);                // remnant of 8 columns searched linearly
+  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32, 7)), 8);             // ... or padded by 8
   EXPECT_EQ(pass1_stages(spec(1001, ElementType::f32)), 0);                // padded by 7 columns
   EXPECT_EQ(pass1_stages(spec(1007, ElementType::f32, 0)), 0);             // padded by 1 column
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f64)), 0);                // 8-byte columns
+  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
+  EXPECT_EQ(pass1_stages(spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
+  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f64)), 0);                // padded by 7 columns (odd)
+  EXPECT_EQ(pass1_stages(spec(1002, ElementType::f64, 7)), 8);             // padded by 6
+  KernelSpec wide = spec(1024, ElementType::f64);
+  wide.W = 32;  // a block of W 8-byte columns is wider than a line
+  EXPECT_EQ(pass1_stages(wide), 0);
   EXPECT_EQ(pass1_stages(spec(1024, ElementType::bf16)), 0);               // 2-byte columns
   EXPECT_EQ(pass1_stages(spec(256, ElementType::bf16, 8, Operation::sample_pairs)), 4);  // 8 blocks of pairs
   EXPECT_EQ(pass1_stages(spec(200, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // 6 blocks of pairs
@@ -301,12 +310,20 @@ TEST(KernelSpec, StagedPassOneRule) {
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_EQ(pass1_stages(logits), 0);
-  // A staged kernel: CTAs of 64 threads, 64 running totals at most, a step of 128 bytes of each row.
+  // A staged kernel in the deep ring: one-warp CTAs, 64 running totals at most, a step of 128 bytes of each row.
   const LaunchGeometry g = launch_geometry(spec(2048, ElementType::f32));
-  EXPECT_EQ(g.threads_per_cta, 64);
+  EXPECT_EQ(g.threads_per_cta, 32);
   EXPECT_EQ(g.chunks, 64);
   EXPECT_EQ(g.chunk_blocks, 2);
   EXPECT_EQ(g.blocks_in_flight, 2);
-  EXPECT_EQ(g.static_shared_bytes, 48 * 1024);
+  EXPECT_EQ(g.static_shared_bytes, 8 * 32 * 128 + 64 * 32 * 4);
   EXPECT_EQ(min_ctas_per_sm(spec(2048, ElementType::f32)), 0);
+  // In the shallow ring: two-warp CTAs; f64 keeps 32 running totals beside it, one block a line.
+  const LaunchGeometry shallow = launch_geometry(spec(256, ElementType::f32));
+  EXPECT_EQ(shallow.threads_per_cta, 64);
+  EXPECT_EQ(shallow.static_shared_bytes, 4 * 64 * 128 + 16 * 64 * 4);
+  const LaunchGeometry f64 = launch_geometry(spec(200, ElementType::f64));
+  EXPECT_EQ(f64.threads_per_cta, 64);
+  EXPECT_EQ(f64.blocks_in_flight, 1);
+  EXPECT_EQ(f64.static_shared_bytes, 4 * 64 * 128 + 12 * 64 * 8);
 }

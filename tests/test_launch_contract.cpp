@@ -41,14 +41,14 @@ TEST(LaunchContract, TheGeometrysLaunchWritesEveryRow) {
 TEST(LaunchContractDeathTest, AnotherBlockSizeTraps) {
   // Before the contract, half the threads per CTA left half of these 512 rows unwritten without a word.
   const bfly::cpu::CpuKernel& kernel = bfly::tables::example_kernel();
-  ASSERT_EQ(kernel.geometry.threads_per_cta, 64);  // staged pass 1 (docs/DESIGN.md section 14)
+  ASSERT_EQ(kernel.geometry.threads_per_cta, 32);  // staged pass 1 in a deep ring (docs/DESIGN.md section 14)
   EXPECT_DEATH(
       {
         Batch batch;
         bfly::gen::PackedArgs args = batch.args();
-        kernel.launch(1, static_cast<unsigned>(kRows / 32), 32, args.data());
+        kernel.launch(1, static_cast<unsigned>(kRows / 64), 64, args.data());
       },
-      "__trap\\(\\).*blockDim \\(32, 1, 1\\)");
+      "__trap\\(\\).*blockDim \\(64, 1, 1\\)");
 }
 
 TEST(LaunchContractDeathTest, TooSmallAGridTraps) {
@@ -60,7 +60,7 @@ TEST(LaunchContractDeathTest, TooSmallAGridTraps) {
         kernel.launch(1, static_cast<unsigned>(kernel.geometry.grid_for_rows(kRows) - 1),
                       static_cast<unsigned>(kernel.geometry.threads_per_cta), args.data());
       },
-      "__trap\\(\\).*gridDim \\(7, 1, 1\\)");
+      "__trap\\(\\).*gridDim \\(15, 1, 1\\)");
 }
 
 TEST(LaunchContract, ALargerGridIsAllowed) {

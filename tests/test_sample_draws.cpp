@@ -33,7 +33,7 @@ constexpr long double kInf = std::numeric_limits<long double>::infinity();
 
 // Rows planted as invalid: for weights a negative weight, a NaN, an infinity and all zeros; for logits a NaN, a
 // +inf and all -inf.
-constexpr long long kNaNRow = 40, kInfRow = 77, kEmptyRow = 100, kNegativeRow = 1;
+constexpr long long kNaNRow = 40, kInfRow = 77, kEmptyRow = 100, kNegativeRow = 1, kNegativeZeroRow = 53;
 
 enum class Values { typical, many_excluded, wide, few_positive };
 constexpr Values kValues[] = {Values::typical, Values::many_excluded, Values::wide, Values::few_positive};
@@ -80,6 +80,7 @@ std::vector<T> make_input(const KernelSpec& spec, Values values, long long ld, s
   plant(kNaNRow, nan);
   plant(kInfRow, inf);
   if (!logits) plant(kNegativeRow, -0.5);
+  if (!logits) plant(kNegativeZeroRow, -0.0);  // usable (a zero), but its group takes the per-weight test
   for (int k = 0; k < spec.K; ++k) x[static_cast<std::size_t>(kEmptyRow * ld + k)] = from_double<T>(excluded);
   return x;
 }

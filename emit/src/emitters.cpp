@@ -111,13 +111,17 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     const int steps = (spec.blocks() + geometry.blocks_in_flight - 1) / geometry.blocks_in_flight;
     w.line("constexpr int STAGES = {};  // lines of each row in pass 1's ring in shared memory (copied ahead of use)",
            stages);
+    const int column_bytes = spec.weights_per_column() * size_of(spec.type);
     w.line("constexpr int LINE_COLUMNS = {};  // columns per {}-byte line: a step of BLOCKS_IN_FLIGHT blocks",
-           kStageRowBytes / 4, kStageRowBytes);
+           kStageRowBytes / column_bytes, kStageRowBytes);
     w.line("constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;");
+    w.line("constexpr int LINE_PIECES = {};  // 16-byte copies (cp.async) per line of a row", kStageRowBytes / 16);
+    w.line("constexpr int PIECE_COLUMNS = {};  // columns per copy", 16 / column_bytes);
+    w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
     w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
            steps + 1);
-    w.line("typedef {} Column;  // one table column of a row in memory (4 bytes)",
-           pairs ? "bfly::WeightPair<T>" : "T");
+    w.line("typedef {} Column;  // one table column of a row in memory ({} bytes)",
+           pairs ? "bfly::WeightPair<T>" : "T", spec.weights_per_column() * size_of(spec.type));
   }
   if (per_group) w.line("constexpr int GROUPS = {};  // groups ({}s in flight) per CTA", geometry.rows_per_cta, item);
   if (const auto more = operation_emitters(spec.operation).constants) more(spec, geometry, w);
@@ -154,50 +158,113 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     staged_load_functions(spec, w);
     w.blank();
   }
+  if (loads_row_by_slots(spec) || pass1_stages(spec) > 0) {
+    block_total(spec.W, w);
+    w.blank();
+  }
   const bool padded = spec.padded();
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
-  // The table entry at base[offset]: the widened weight, or the sum of the pair that starts there.
-  const auto entry = [&](std::string_view base, const std::string& offset) {
-    return pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({} + {}))", base, offset)
-                 : widened(spec, fmt::format("{}[{}]", base, offset));
-  };
-  if (pairs) {
+  if (loads_row_by_slots(spec)) {
+    row_slot_functions(spec, w);
+  } else if (pairs) {
     w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access over pairs: on step k, lane r loads the two");
     w.line("// weights of `column` (2 * column and 2 * column + 1) of row k in one load, so the W lanes read 2W");
-    w.line("// consecutive weights of one row; the table entry is their sum (bfly::pair_sum).");
+    w.line("// consecutive weights of one row; the table entry is their sum (bfly::pair_sum), and pass 1's screen");
+    w.line("// (docs/DESIGN.md section 6) takes the pair as loaded.");
   } else {
     w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
     w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
   }
-  {
+  if (!loads_row_by_slots(spec)) {
     auto body = w.scope(
         "__device__ __forceinline__ void load_block(" + S + " (&a)[W], const T* rows, long long ld, int rows_left, "
-        "int column)");
+        "int column" + (pairs ? ", unsigned int& screen)" : ")"));
     if (padded) w.line("const bool in_row = column >= 0;  // block 0 starts left of column 0: those weights are 0");
     w.line(pairs ? "const T* p = rows + 2 * column;" : "const T* p = rows + column;");
     for (int k = 0; k < spec.W; ++k) {
       const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
-      w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, entry("p", fmt::format("{} * ld", k)), S);
+      if (pairs)
+        w.line("{{ const bfly::WeightPair<T> x = {1} ? bfly::load_pair(p + {0} * ld) : bfly::WeightPair<T>{{}}; "
+               "screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}",
+               k, cond);
+      else
+        w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, widened(spec, fmt::format("p[{} * ld]", k)), S);
     }
   }
-  w.blank();
-  w.line("// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.");
-  {
-    auto body = w.scope("__device__ __forceinline__ void check_block(const " + S + " (&a)[W], unsigned int& bad)");
-    for (int k = 0; k < spec.W; ++k) w.line("if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k);
+  if (!pairs) {
+    w.blank();
+    w.line("// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.");
+    auto body = w.scope("__device__ __forceinline__ void screen_block(const " + S + " (&a)[W], unsigned int& screen)");
+    for (int k = 0; k < spec.W; ++k) w.line("screen = bfly::screen_weight(screen, a[{}]);", k);
   }
   w.blank();
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
-  w.line("// Blocks past the last (a chunk that ends early) read as zeros.");
+  w.line("// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.");
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
         "int rows_left, int block, int r)");
+    w.line("const T* row = rows + {}(FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k", pairs ? "2 * " : "");
     for (int k = 0; k < spec.W; ++k) {
-      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
-      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
-             entry("rows", fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "")), S);
+      const std::string element = fmt::format("row + {}b * W", pairs ? "2 * " : "");
+      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W);{1}", k,
+             padded ? " const int c = FIRST_BLOCK_COLUMN + b * W + r;" : "");
+      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}{4}", k, padded ? " && c >= 0" : "",
+             pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({}))", element)
+                   : widened(spec, fmt::format("*({})", element)),
+             S, k + 1 < spec.W ? " row += ld;" : "");
+    }
+  }
+}
+
+void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
+  const bool pairs = spec.weights_per_column() == 2;
+  const std::string S(sum_type(spec));
+  const std::string factor = pairs ? "2 * " : "";
+  const int permuted = std::min(spec.W, kPermutedRows);
+  comment_paragraph(fmt::format(
+      "Pass 1's register loads of a short row (Algorithm 5 / Algorithm 8 lines 13-17, transposed access; "
+      "docs/DESIGN.md section 14): slot s of lane r reads row s ^ (r & {}) of the group, block_total's order, "
+      "through a pointer worked out once at column r of block 0, so that no load needs a guard or more than an "
+      "offset. A row past the last reads row 0 of the weights instead: its sums are never used.",
+      permuted - 1), w);
+  w.line("struct RowSlots {");
+  w.line("  const T* row[W];");
+  w.line("};");
+  {
+    auto body = w.scope("__device__ __forceinline__ RowSlots plan_row_slots(const T* weights, const T* rows, "
+                        "long long ld, int rows_left, int r)");
+    w.line("RowSlots slots;");
+    w.line("#pragma unroll");
+    {
+      auto loop = w.scope("for (int s = 0; s < W; ++s)");
+      w.line("const int k = s ^ (r & {});", permuted - 1);
+      w.line("slots.row[s] = (k < rows_left ? rows + k * ld : weights) + {}(FIRST_BLOCK_COLUMN + r);", factor);
+    }
+    w.line("return slots;");
+  }
+  w.blank();
+  w.line(pairs ? "// Block `block` of the row slots, a pair (one load) per table entry, screened as loaded."
+               : "// Block `block` of the row slots. Only loads: nothing here waits for them.");
+  {
+    auto body = w.scope("__device__ __forceinline__ void load_row_block(" + S + " (&a)[W], const RowSlots& slots, " +
+                        "int block, int r" + (pairs ? ", unsigned int& screen)" : ")"));
+    if (spec.padded())
+      w.line("const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // block 0 starts left of column 0");
+    else
+      w.line("(void)r;");
+    for (int s = 0; s < spec.W; ++s) {
+      const std::string element = fmt::format("slots.row[{}] + {}block * W", s, factor);
+      const std::string loaded =
+          pairs ? fmt::format("bfly::load_pair({})", element) : widened(spec, "*(" + element + ")");
+      const std::string zero = pairs ? "bfly::WeightPair<T>{}" : S + "(0)";
+      const std::string value = spec.padded() ? fmt::format("in_row ? {} : {}", loaded, zero) : loaded;
+      if (pairs)
+        w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); "
+               "a[{}] = bfly::pair_sum(x); }}", value, s);
+      else
+        w.line("a[{}] = {};", s, value);
     }
   }
 }
@@ -205,46 +272,115 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
-  w.line("// Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows'");
-  w.line("// blocks into a ring of STAGES lines per row in shared memory, line L of a row into columns 32 (L % STAGES) ..");
-  w.line("// of its ring, without registers. Lines are those of memory, so a row whose blocks start `line_phase`");
-  w.line("// columns into a line is read one whole line at a time (a step's 32 columns then span two lines).");
+  comment_paragraph(
+      "Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows' "
+      "blocks into a ring of RING_COLUMNS columns per row in shared memory, without registers: column c of a row, "
+      "counted from block 0's, goes to place c % RING_COLUMNS of the row's ring, so every row of a tile is read at "
+      "the same place. Lines are those of memory: a row whose blocks start `line_phase` columns into a line is read "
+      "one whole line at a time (a step's LINE_COLUMNS columns then span two lines).", w);
   w.line("// Block 0 of row k starts line_phase(k) columns into line 0 of the row.");
   {
     auto body = w.scope("__device__ __forceinline__ int line_phase(const T* rows, long long ld, int k)");
-    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / 4 + FIRST_BLOCK_COLUMN) & "
-           "(LINE_COLUMNS - 1));");
+    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / sizeof(Column) + "
+           "FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));");
   }
   w.blank();
-  w.line("// Copies line `line` of the group's rows, 16 bytes (4 columns) a copy: lane r copies pieces r, r + W, ... (row");
-  w.line("// p / 8, columns 4 (p % 8) .. +3 of the line), so 8 lanes read one line. Pieces outside the row's blocks (the");
-  w.line("// remnant, padding left of column 0, another row, past the last block) and of rows past the last are written");
-  w.line("// as zeros without reading memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.");
+  const std::string pair_factor = pairs ? "2 * " : "";
+  comment_paragraph(
+      "What a lane copies of every line, worked out once: 16 bytes (PIECE_COLUMNS columns) a copy, piece i being "
+      "row k = (i W + r) / 8 and columns PIECE_COLUMNS ((i W + r) % 8) on of the line, so that 8 lanes read one "
+      "line. `column` is where the piece of line 0 starts, counted from block 0's column (line L's starts "
+      "LINE_COLUMNS L further), `source` its address. A row past the last gets a column past every block: nothing "
+      "of it is read.", w);
+  w.line("struct StagePlan {");
+  w.line("  const T* source[PIECES_PER_LANE];");
+  w.line("  int column[PIECES_PER_LANE];");
+  w.line("};");
   {
-    auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const T* rows, "
-                        "long long ld, int rows_left, int line, int r, int swizzle)");
+    auto body =
+        w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
+    w.line("StagePlan plan;");
     w.line("#pragma unroll");
-    auto loop = w.scope("for (int i = 0; i < LINE_COLUMNS / 4; ++i)");
-    w.line("const int piece = i * W + r, k = piece / (LINE_COLUMNS / 4), q = piece % (LINE_COLUMNS / 4) * 4;");
-    w.line("const int c = line * LINE_COLUMNS + q - line_phase(rows, ld, k);  // the piece's column, counted from block 0's");
-    w.line("const bool in_row = k < rows_left && c >= 0 && c < BLOCKS * W{};",
-           spec.padded() ? " && FIRST_BLOCK_COLUMN + c >= 0" : "");
-    w.line("bfly::copy_16_bytes(&ring[k][(line % STAGES * LINE_COLUMNS + q) ^ swizzle], rows + k * ld + "
-           "{}(FIRST_BLOCK_COLUMN + c), in_row);", pairs ? "2 * " : "");
+    {
+      auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
+      w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
+      w.line("plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : BLOCKS * W;");
+      w.line("plan.source[i] = rows + k * ld + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor);
+    }
+    w.line("return plan;");
   }
   w.blank();
-  w.line("// Algorithm 8 lines 13-17 from the ring: lane r takes column `column` (counted from block 0's) of every row,");
-  w.line("// the weight load_block reads from global memory for row k of the tile.");
+  comment_paragraph(
+      "Copies line `line` of the group's rows as the plan says. Pieces outside the row's blocks (the remnant, "
+      "padding left of column 0, another row, past the last block) and of rows past the last are written as zeros "
+      "without reading memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.", w);
+  {
+    auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], "
+                        "const StagePlan& plan, int line, int r, int swizzle)");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
+    w.line("const int k = (i * W + r) / LINE_PIECES;");
+    w.line("const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's column, counted from block 0's");
+    w.line("const bool in_row = c >= {} && c < BLOCKS * W;", spec.padded() ? "-FIRST_BLOCK_COLUMN" : "0");
+    w.line("bfly::copy_16_bytes(&ring[k][(c & (RING_COLUMNS - 1)) ^ swizzle], plan.source[i] + {}line * LINE_COLUMNS, "
+           "in_row);", pair_factor);
+  }
+  w.blank();
+  comment_paragraph(fmt::format(
+      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
+      "block 0's) of every row, the {} the register loads read from global memory, but into slot s it puts row "
+      "s ^ (r & {}) of the tile, the order block_total needs.{}",
+      pairs ? "pair" : "weight", std::min(spec.W, kPermutedRows) - 1,
+      pairs ? " Each pair is screened as the register loads screen it." : ""), w);
   {
     auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
-                        " (&a)[W], const Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int column, "
-                        "int swizzle)");
+                        " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle" +
+                        (pairs ? ", unsigned int& screen)" : ")"));
+    w.line("const int place = (column & (RING_COLUMNS - 1)) ^ swizzle;  // the same for every row");
+    const int groups = std::min(spec.W, kPermutedRows);
+    for (int t = 0; t < groups; ++t)
+      w.line("const Column* const row{0} = &ring[{0} ^ (r & {1})][place];  // slots {0}, {0} + {2}, ...", t, groups - 1,
+             groups);
     for (int k = 0; k < spec.W; ++k) {
-      const std::string element = fmt::format(
-          "ring[{0}][((column + line_phase(rows, ld, {0})) & (RING_COLUMNS - 1)) ^ swizzle]", k);
-      w.line("a[{0}] = {1};", k, pairs ? fmt::format("bfly::pair_sum({})", element) : widened(spec, element));
+      const std::string element = fmt::format("row{}[{} * RING_COLUMNS]", k % groups, k - k % groups);
+      if (pairs)
+        w.line("{{ const Column x = {1}; screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}", k,
+               element);
+      else
+        w.line("a[{0}] = {1};", k, widened(spec, element));
     }
   }
+}
+
+void block_total(int W, CodeWriter& w) {
+  const int permuted = std::min(W, kPermutedRows);
+  comment_paragraph(fmt::format(
+      "Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r "
+      "holds row s ^ (r & {0}) of the tile (the staged loads or the row slots), so in the first levels of the "
+      "butterfly every lane keeps slot s and sends slot s + bit, without selects; {1}The same sums of the same pairs: "
+      "the total is bit for bit build_table's row W - 1 (docs/DESIGN.md section 14).",
+      permuted - 1,
+      permuted < W ? fmt::format("from bit = {0} on, slot {0}j holds row (r & {1}) + {0}j and a lane keeps the row "
+                                 "whose bit `bit` is its own, as build_table does. ", permuted, permuted - 1)
+                   : std::string()), w);
+  w.line("template <typename V>");
+  auto body = w.scope("__device__ __forceinline__ V block_total(V (&a)[W], int r)");
+  for (int bit = 1; bit < W; bit *= 2) {
+    w.line("// bit = {}: slots (s, s + {}), s = {}", bit, bit, [&] {
+      std::string list;
+      for (int s = 0; s < W; s += 2 * bit) list += (list.empty() ? "" : ", ") + std::to_string(s);
+      return list;
+    }());
+    for (int s = 0; s < W; s += 2 * bit) {
+      if (bit < permuted)
+        w.line("a[{0}] += __shfl_xor_sync(FULL, a[{1}], {2}, W);", s, s + bit, bit);
+      else
+        w.line("{{ const V h = (r & {2}) ? a[{0}] : a[{1}]; const V v = __shfl_xor_sync(FULL, h, {2}, W); "
+               "a[{0}] = ((r & {2}) ? a[{1}] : a[{0}]) + v; }}",
+               s, s + bit, bit);
+    }
+  }
+  w.line("return a[0];");
 }
 
 void search_block(int W, Variant variant, CodeWriter& w, std::string_view S, bool low_out) {
@@ -299,10 +435,10 @@ OperationText sample_text(const KernelSpec&) {
   OperationText t;
   t.remnant_element = "my_row[j]";
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
-  t.prepare_block = "check_block({a}, bad)";
+  t.prepare_block = "screen_block({a}, screen)";
   t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
   t.remnant_guard = "m < M";
-  t.check_weights = true;
+  t.screen_weights = true;
   return t;
 }
 
@@ -310,6 +446,9 @@ OperationText sample_pairs_text(const KernelSpec& spec) {
   OperationText t = sample_text(spec);
   t.remnant_element = "bfly::pair_sum(bfly::load_pair(my_row + 2 * j))";
   t.remnant_is_sum = true;
+  // A pair is screened on its bits as loaded, in load_block and load_staged_block: nothing is left for its use.
+  t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r, screen)";
+  t.prepare_block = "";
   return t;
 }
 
@@ -345,10 +484,10 @@ void lda_z_doc_constants(const KernelSpec&, const LaunchGeometry& geometry, Code
 }
 
 const OperationEmitters kOperationEmitters[] = {
-    {Operation::sample, "Algorithms 7-10", nullptr, load_functions, "combine_bad",
-     [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); }, sample_text},
+    {Operation::sample, "Algorithms 7-10", nullptr, load_functions, "screen_verdict",
+     [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { screen_verdict(spec, w); }, sample_text},
     {Operation::sample_pairs, "Algorithms 7-10 over pairs of adjacent weights", nullptr, load_functions,
-     "combine_bad", [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { combine_bad(spec.W, w); },
+     "screen_verdict", [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { screen_verdict(spec, w); },
      sample_pairs_text},
     {Operation::lda_z, "Algorithms 7-10", lda_z_constants, lda_functions, "cache_theta",
      [](const KernelSpec& spec, const LaunchGeometry&, CodeWriter& w) { cache_theta(spec, w); }, lda_z_text},
@@ -405,9 +544,15 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    w.line("const {} x = {};", S, op.remnant_is_sum ? op.remnant_element : widened(spec, op.remnant_element));
-    if (op.check_weights) w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
-    w.line("remnant_total += x;");
+    if (op.screen_weights && spec.weights_per_column() == 2) {
+      w.line("const bfly::WeightPair<T> pair = bfly::load_pair(my_row + 2 * j);");
+      w.line("screen = bfly::screen_pair(screen, pair);");
+      w.line("remnant_total += bfly::pair_sum(pair);");
+    } else {
+      w.line("const {} x = {};", S, op.remnant_is_sum ? op.remnant_element : widened(spec, op.remnant_element));
+      if (op.screen_weights) w.line("screen = bfly::screen_weight(screen, x);");
+      w.line("remnant_total += x;");
+    }
   } else {
     w.line("const {0} remnant_total = {0}(0);  // no linearly searched remnant", S);
   }
@@ -417,7 +562,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("{};", fmt::format(fmt::runtime(op.load_block), fmt::arg("a", a), fmt::arg("b", b)));
   };
   const auto use = [&](const char* a, const char* b) {
-    w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
+    if (!op.prepare_block.empty())
+      w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
     w.line("build_table({}, r);", a);
     w.line("running += {}[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total", a);
   };
@@ -440,25 +586,49 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     store(b);
   };
   const BlockStep load_tile = [&](const std::string& a, const std::string& b) { load(a.c_str(), b.c_str()); };
-  if (pass1_stages(spec) == 0) {
-    w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
-    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
+  // The staged loads and the row slots fill the tile's slots in block_total's order: pass 1 needs only the totals.
+  const BlockStep total_and_store = [&](const std::string& a, const std::string& b) {
+    if (!op.prepare_block.empty())
+      w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
+    w.line("running += block_total({}, r);  // Algorithm 8 line 31: this lane's block total", a);
+    store(b);
+  };
+  // The register loads of the plain kernel: through the row slots, in block_total's order.
+  const auto slot_loop = [&] {
+    w.line("const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);");
+    const BlockStep load_slots = [&](const std::string& a, const std::string& b) {
+      w.line("load_row_block({}, slots, {}, r{});", a, b, spec.weights_per_column() == 2 ? ", screen" : "");
+    };
+    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_slots, total_and_store, w);
+  };
+  if (pass1_stages(spec) > 0) {
+    w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
+    w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
+    w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
+    {
+      auto staged = w.scope("if (staged)", "staged loads");
+      const bool pairs = spec.weights_per_column() == 2;
+      staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, pairs, total_and_store, w);
+    }
+    auto registers = w.scope("if (!staged)", "register loads");
+    // A step of the staged loads is one line; the register loads keep the row kernel's tiles in flight, block by
+    // block as the paper loads them (loads_row_by_slots is false for a staged kernel: measured, section 14).
+    const int in_flight = std::min(spec.blocks(), kRegisterBlocksInFlight);
+    w.line("constexpr int REGISTER_BLOCKS_IN_FLIGHT = {};  // tiles of register loads in flight", in_flight);
+    block_loop(spec.blocks(), in_flight, S, load_tile, use_and_store, w, "REGISTER_BLOCKS_IN_FLIGHT");
     return;
   }
-  w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on 16");
-  w.line("// bytes, docs/DESIGN.md section 14), butterfly build, running total of row W-1. Both ways sum the same.");
-  w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
-  {
-    auto staged = w.scope("if (staged)", "staged loads");
-    staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, use_and_store, w);
+  if (loads_row_by_slots(spec)) {
+    w.line("// Algorithm 8 lines 13-34 for each block: transposed loads through the row slots, the block totals.");
+    slot_loop();
+    return;
   }
-  {
-    auto registers = w.scope("if (!staged)", "register loads");
-    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
-  }
+  w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");
+  block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
 }
 
-void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& use, CodeWriter& w) {
+void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bool screen_in_load, const BlockStep& use,
+                       CodeWriter& w) {
   const auto tile = [](int u) { return fmt::format("a{}", u); };
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
@@ -466,14 +636,15 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, co
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
+  w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
   w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.");
   w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
-         "(LINE_COLUMNS * 4) == 0;");
+         "(LINE_COLUMNS * sizeof(Column)) == 0;");
   w.line("// The copies of the first STAGES lines go out before any block is built.");
   w.line("#pragma unroll");
   {
     auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
-    w.line("if (line < LINES) stage_line(my_ring, rows, ld, rows_left, line, r, swizzle);");
+    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);");
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
   // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
@@ -486,11 +657,11 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, co
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
     w.line("{} {};", tile_type, tiles);
     for (int u = 0; u < count; ++u)
-      w.line("load_staged_block({}, my_ring, rows, ld, step * LINE_COLUMNS + {}r, swizzle);", tile(u),
-             u == 0 ? std::string() : fmt::format("{} * W + ", u));
+      w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{});", tile(u),
+             u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle);");
+      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);");
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));
@@ -507,7 +678,7 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, co
 }
 
 void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
-                CodeWriter& w) {
+                CodeWriter& w, std::string_view in_flight_name) {
   const auto tile = [](int u) { return fmt::format("a{}", u); };
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
@@ -521,9 +692,10 @@ void block_loop(int blocks, int in_flight, std::string_view tile_type, const Blo
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));
   };
   const int full = blocks - blocks % in_flight;
-  w.line("// BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.");
+  w.line("// {} blocks are loaded before the first of them is built, so their loads overlap.", in_flight_name);
   if (full > 0) {
-    auto loop = w.scope(fmt::format("for (int b = 0; b < {}; b += BLOCKS_IN_FLIGHT)", full), "for each group of blocks");
+    auto loop =
+        w.scope(fmt::format("for (int b = 0; b < {}; b += {})", full, in_flight_name), "for each group of blocks");
     group(in_flight, "b");
   }
   if (full < blocks) {
@@ -643,8 +815,20 @@ void cache_theta(const KernelSpec& spec, CodeWriter& w) {
 }
 
 void combine_bad(int W, CodeWriter& w) {
-  w.line("// Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).");
+  w.line("// Lane j set bit k for an unusable value of row k: combine the group's bits (log2 W shuffles).");
   for (int s = 1; s < W; s *= 2) w.line("bad |= __shfl_xor_sync(FULL, bad, {}, W);", s);
+  w.line("const bool bad_row = ((bad >> r) & 1u) != 0u;");
+}
+
+void screen_verdict(const KernelSpec& spec, CodeWriter& w) {
+  const bool pairs = spec.weights_per_column() == 2;
+  comment_paragraph(fmt::format(
+      "Pass 1 screened every weight it loaded ({}): a group whose lanes all passed holds only usable weights; in any "
+      "other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row weight by "
+      "weight. One ballot for the common case.", pairs ? "bfly::screen_pair" : "bfly::screen_weight"), w);
+  w.line("const bool bad_row = bfly::group_any(!bfly::{}(screen, {}()), W) && m < M &&",
+         pairs ? "pair_screen_passed" : "screen_passed", pairs ? "T" : sum_type(spec));
+  w.line("                     bfly::row_has_unusable_weight(my_row, K);");
 }
 
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {

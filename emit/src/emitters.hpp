@@ -15,6 +15,10 @@ namespace bfly::gen::emit {
 // row kernel's and of sample_split's distinct forms, docs/DESIGN.md sections 11 and 12).
 inline constexpr int kRedraws = 8;
 
+// Rows of a tile whose slots pass 1's staged loads permute by lane (slot s of lane r holds row s ^ (r & 3)), so that
+// block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14).
+inline constexpr int kPermutedRows = 4;
+
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
 void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);
@@ -51,7 +55,7 @@ struct OperationText {
   std::string prepare_block;    // statement run on tile {a} of block {b} once its loads are needed
   std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
   std::string remnant_guard;    // condition under which this lane has a row to read
-  bool check_weights = false;   // record unusable weights in `bad` (explicit weights only)
+  bool screen_weights = false;  // pass 1's screen of the weights in `screen` (explicit weights only, section 6)
   bool remnant_is_sum = false;  // remnant_element is already in the accumulator (a pair's sum): not widened
 };
 
@@ -64,7 +68,8 @@ struct OperationEmitters {
   void (*constants)(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
   // The device functions that read this operation's weights (loads, products).
   void (*functions)(const KernelSpec& spec, CodeWriter& w);
-  // The skeleton slot filled before the passes, and its emitter (combine_bad, cache_theta or stage_theta).
+  // A skeleton slot and its emitter: the rows' verdict after pass 1 (screen_verdict), or what comes before the passes
+  // (cache_theta, stage_theta).
   std::string_view prologue_slot;
   void (*prologue)(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
   OperationText (*text)(const KernelSpec& spec);
@@ -101,17 +106,30 @@ Source generate_sample_small(const KernelSpec& spec);
 // blocks are issued, then each block is used. `load(a, b)` writes the statements that issue the loads of block b
 // into tile a, `use(a, b)` those that check, build and add block b. Block expressions are C++ text ("b + 1", "62").
 using BlockStep = std::function<void(const std::string& tile, const std::string& block)>;
+// `in_flight_name` names the generated constant that holds in_flight.
 void block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& load, const BlockStep& use,
-                CodeWriter& w);
+                CodeWriter& w, std::string_view in_flight_name = "BLOCKS_IN_FLIGHT");
 // The same walk with the blocks staged through shared memory STAGES steps ahead (docs/DESIGN.md section 14): each
 // step waits for its stage, reads in_flight tiles from it, sends the stage the copies of the step STAGES ahead, and
 // uses the tiles. Needs the kernel's stage_blocks, load_staged_block, stage[][] and STAGES (pass1_stages > 0).
-void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, const BlockStep& use, CodeWriter& w);
+// With screen_in_load (pairs) load_staged_block also screens the tile's weights.
+void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bool screen_in_load, const BlockStep& use,
+                       CodeWriter& w);
+
+// Pass 1's whole-row register loads in block_total's order (loads_row_by_slots): RowSlots, plan_row_slots and
+// load_row_block.
+void row_slot_functions(const KernelSpec& spec, CodeWriter& w);
+// Pass 1's block totals over the staged loads' permuted slots: `template <typename V> V block_total(V (&a)[W], int r)`.
+void block_total(int W, CodeWriter& w);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
+// The logits' per-value test: the group's bits of `bad` combined, and this lane's row's verdict `bad_row`.
 void combine_bad(int W, CodeWriter& w);
+// The weights' verdict from pass 1's screen (docs/DESIGN.md section 6): `bad_row`, with the per-weight test of the
+// rows of a group whose screen did not pass.
+void screen_verdict(const KernelSpec& spec, CodeWriter& w);
 void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w);
 
 }  // namespace bfly::gen::emit

@@ -20,8 +20,15 @@ constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32
 // With fewer than kSplitBelowRows rows, sample_split from this K on. On an H100 (1 GiB of weights,
 // bench/results/h100-80gb-hbm3-2026-11-23-pass1-experiments.md) f32 K = 4096 (65536 rows, 0.65 of a wave of the row
 // kernel) read 0.918 of the ceiling split against 0.776 in rows, while f64 K = 4096 (32768 rows) kept the row kernel
-// ahead, 0.911 against 0.869. Types of 2 bytes follow f32 (not yet measured).
-int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 4097 : 4096; }
+// ahead, 0.911 against 0.869. With pass 1 staged in a deep ring (bench/results/h100-80gb-hbm3-2026-11-27-split-vs-row-
+// e8.csv) f32 stays split (K = 4096: 0.909 against 0.868, 8192: 0.924 against 0.892), while f64 reads K = 4097 at
+// 0.818 in rows against 0.770 split and ties at 8192 and 16384 (0.904 / 0.900, 0.888 / 0.890).
+int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 : 4096; }
+
+// 16-bit weights keep the row kernel (pairs, staged) from this many rows on, whatever K: the split kernel loads them
+// one 2-byte weight a lane and read bf16 K = 8192 (65536 rows) at 0.699 of the read ceiling against 0.829 in rows,
+// K = 16384 (32768 rows) at 0.602 against 0.768 (-2026-11-27-split-vs-row-e8.csv).
+constexpr long long kNarrowRowKernelFromRows = 32768;
 
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
 // faster. On an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read
@@ -45,7 +52,9 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
 }  // namespace
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool split_by_shape = K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows);
+  const bool row_kernel_for_many_rows = is_narrow(type) && M >= kNarrowRowKernelFromRows;
+  const bool split_by_shape = !row_kernel_for_many_rows &&
+      (K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows));
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   const Operation operation = forced.operation.value_or(by_shape);

@@ -83,7 +83,7 @@ constexpr int kMaxStaticShared = 48 * 1024;
 constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
 // Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
 // beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
-constexpr int kBlocksInFlight = 2;
+constexpr int kBlocksInFlight = kRegisterBlocksInFlight;
 // The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
 // compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
 // experiments.md): f32 K = 16, 64, 71 went from 0.894, 0.885, 0.836 of the read ceiling to 0.917, 0.946, 0.903, f64
@@ -102,29 +102,47 @@ bool loads_whole_row(const KernelSpec& spec) {
   return plain_sample(spec) && spec.blocks() >= 1 && spec.blocks() <= kWholeRowBlocks &&
          spec.blocks() * spec.W * spec.weights_per_column() * size_of(spec.type) <= kWholeRowBytes;
 }
-// Staged pass 1 (pass1_stages, docs/DESIGN.md section 14): 16-byte copies of 4 columns of 4 bytes into a ring of
-// STAGES 128-byte lines per row, so block 0 must start on 4 columns (padding of a multiple of 4 columns is copied as
-// whole zero-filled pieces). CTAs of 64 threads keep up to 64 running totals per row (16 KiB) and 4 lines of 8 KiB
-// per CTA within 48 KiB of static shared memory. On an H100 at 1 GiB against the register loads in the same run
-// (bench/results/h100-80gb-hbm3-2026-11-25-staged-final-{old,new}-{f32,bf16}-sampling.csv): f32 K = 200 0.76 -> 0.92,
-// 256 0.87 -> 0.94, 512 0.89 -> 0.93, 1000 0.81 -> 0.89, 1024 0.88 -> 0.93, 2000 0.67 -> 0.90, 2048 0.85 -> 0.87,
-// 3000 0.40 -> 0.87; bf16 pairs K = 256-3000 0.56-0.77 -> 0.79-0.90. f64 (8-byte columns) gained nothing in the
-// prototype (-staged-prototype.log) and keeps the register loads. Staging from 9 blocks on, 8 for pairs: f32 lost
-// at K = 100 and 128 (7 and 8 blocks: 0.88 -> 0.86, 0.93 -> 0.91; ptxas keeps their register loads in flight whole)
-// and gained from K = 200 (13 blocks) on; bf16 pairs gained from K = 256 (8 blocks: 0.75 -> 0.84) on and lost at
-// K = 200 (6 blocks: 0.67 -> 0.64) (-staged-{old,new}-*-sampling.csv, staging from 2 blocks on).
-constexpr int kStagedThreadsPerCta = 64;
-constexpr int kStagedMaxChunks = 64;
-constexpr int kStages = 4;  // a power of two: the ring of lines is indexed with a mask
-constexpr int kStageColumnBytes = 4;
+// Staged pass 1 (pass1_stages, docs/DESIGN.md section 14): 16-byte copies of the 128-byte lines that hold a row's
+// blocks into a ring of STAGES lines per row, columns of 4 bytes (f32, pairs of 16-bit weights) or 8 (f64, pairs of
+// f32), so block 0 must start on a copy's first column (padding of whole copies is written as zeros). Rows of at
+// least 9 blocks (8 for pairs): on an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-25-staged-*-sampling.csv)
+// f32 lost staged at K = 100 and 128 (7 and 8 blocks: 0.88 -> 0.86, 0.93 -> 0.91) and gained from K = 200 (13
+// blocks) on; bf16 pairs gained from K = 256 (8 blocks) on and lost at K = 200 (6 blocks); staging from 2 blocks on
+// lost again with the lighter loop of 2026-11-27 (f32 K = 32 0.93 -> 0.73, 64 0.93 -> 0.89, 100 0.88 -> 0.85;
+// -2026-11-27-variants-f32.csv, build e3).
+constexpr int kStagePieceBytes = 16;  // one cp.async copy
+int column_bytes(const KernelSpec& spec) { return spec.weights_per_column() * size_of(spec.type); }
 bool stages_blocks(const KernelSpec& spec) {
+  const int bytes = column_bytes(spec);
   return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
-         spec.weights_per_column() * size_of(spec.type) == kStageColumnBytes && spec.first_block_column() % 4 == 0;
+         (bytes == 4 || bytes == 8) && spec.W * bytes <= kStageRowBytes &&
+         spec.first_block_column() % (kStagePieceBytes / bytes) == 0;
 }
-// The rings of a CTA: kStages lines of kStageRowBytes per row. Beside at most kStagedMaxChunks running totals per
-// row (floats: staged columns are f32 or pairs of 16-bit weights, summed in f32) they fill kMaxStaticShared.
-constexpr int kStagedRingBytes = kStages * kStagedThreadsPerCta * kStageRowBytes;
-static_assert(kStagedRingBytes + kStagedMaxChunks * kStagedThreadsPerCta * int(sizeof(float)) <= kMaxStaticShared);
+// The ring's depth. Rows whose blocks fill at least kDeepRingLines lines take a deep ring of 8 lines in CTAs of one
+// warp (32 KiB of rings), shorter rows a ring of 4 lines in CTAs of two warps (also 32 KiB): on the H100 at 1 GiB,
+// same binary but for the ring (bench/results/h100-80gb-hbm3-2026-11-27-variants-*.csv, builds e4 and e5), the deep
+// ring read f32 K = 512-2048 at 0.94-0.95 of the read ceiling against 0.90-0.93, f64 K = 256-4096 at 0.93-0.97
+// against 0.90-0.94 and bf16 K = 1000-3000 at 0.87-0.93 against 0.82-0.91, and lost on short rows (f32 K = 200, 7
+// lines: 0.88 against 0.93; bf16 K = 256, 4 lines: 0.78 against 0.89), where 5 warps an SM leave too little in flight
+// for the other work of a row. Either way the rings and at most 64 running totals per row (32 in f64 with 2 warps)
+// fit kMaxStaticShared.
+constexpr int kDeepRingLines = 16;
+constexpr int kStagedMaxChunks = 64;
+struct StagedRing {
+  int stages;       // lines per row: a power of two, the ring is indexed with a mask
+  int threads;      // threads per CTA
+  int max_chunks;   // running totals per row that fit beside the rings
+};
+StagedRing staged_ring(const KernelSpec& spec) {
+  const int block_bytes = spec.blocks() * spec.W * column_bytes(spec);
+  StagedRing ring = block_bytes >= kDeepRingLines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
+  const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
+  const int total_bytes = ring.threads * size_of(accumulator_of(spec.type));  // one running total of every row
+  ring.max_chunks = std::min(kStagedMaxChunks, (kMaxStaticShared - ring_bytes) / total_bytes);
+  return ring;
+}
+static_assert(8 * 32 * kStageRowBytes + 64 * 32 * int(sizeof(double)) <= kMaxStaticShared);
+static_assert(4 * 64 * kStageRowBytes + 32 * 64 * int(sizeof(double)) <= kMaxStaticShared);
 // sample_split: CTAs of up to 256 threads (8 groups of W = 32), each group loading kSplitTilesPerGroup W x W tiles
 // before it builds their tables, so that one CTA covers 8 * 2 tiles (64 KiB of f32 weights at W = 32) and a row of
 // K weights spreads over ceil(K / (16 W^2)) CTAs: 16 CTAs for a row of 262144 weights, so 8 rows already give the
@@ -341,10 +359,10 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   }
   const bool per_group = item_per_group(spec.operation);
   const bool staged = stages_blocks(spec);
-  g.threads_per_cta = per_group ? kDocThreadsPerCta : staged ? kStagedThreadsPerCta : kThreadsPerCta;
+  g.threads_per_cta = per_group ? kDocThreadsPerCta : staged ? staged_ring(spec).threads : kThreadsPerCta;
   g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
   const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
-  const int max_chunks = staged ? kStagedMaxChunks : kMaxChunks;
+  const int max_chunks = staged ? staged_ring(spec).max_chunks : kMaxChunks;
   g.chunk_blocks = blocks <= 1 ? 0 : (blocks + max_chunks - 1) / max_chunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
@@ -358,13 +376,17 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
-    g.blocks_in_flight = kStageRowBytes / (spec.W * kStageColumnBytes);
-    g.static_shared_bytes += kStagedRingBytes;
+    g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
+    g.static_shared_bytes += staged_ring(spec).stages * g.threads_per_cta * kStageRowBytes;
   }
   return g;
 }
 
-int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? kStages : 0; }
+int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
+
+bool loads_row_by_slots(const KernelSpec& spec) {
+  return plain_sample(spec) && spec.blocks() >= 2 && spec.blocks() <= kSlotRowsMaxBlocks && !stages_blocks(spec);
+}
 
 int min_ctas_per_sm(const KernelSpec& spec) {
   if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;

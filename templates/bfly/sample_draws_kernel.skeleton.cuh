@@ -28,7 +28,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = {{input}} + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = {{input}} + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable {{element_noun}} of row k
+  {{bad_state}}
   S running = S(0);      // running total of this lane's row: remnant, then block by block
   {{input_state}}
   {{shared_memory}}
@@ -40,7 +40,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   {{combine_bad}}
   {{finish_pass1}}
   const S total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
   {{weight_of}}
   {{ran_out}}
   {{drawn_state}}

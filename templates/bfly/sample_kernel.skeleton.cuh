@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   {{S}} running = {{S}}(0);      // running total of this lane's row: remnant, then block by block
   {{shared_memory}}
 
@@ -33,9 +33,9 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   {{pass1}}
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  {{combine_bad}}
+  {{screen_verdict}}
   const {{S}} total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const {{S}} u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), {{S}}());

@@ -44,16 +44,29 @@ __device__ __forceinline__ float widen(half_bits x) {
 
 // Two adjacent weights of a row, loaded together by the sample_pairs kernels: one 4-byte load of f16/bf16, one
 // 8-byte load of f32, one 16-byte load of f64. The row must start on a pair (the runtime checks the pointer and ld).
+// A pair of 16-bit weights is kept as the 32-bit word it is loaded as (the first weight in the low half), so that a
+// select, a zero and pass 1's screen each take one register.
 template <typename T>
 struct alignas(2 * sizeof(T)) WeightPair {
   T first, second;
+};
+template <>
+struct WeightPair<half_bits> {
+  unsigned int bits;
+};
+template <>
+struct WeightPair<bf16_bits> {
+  unsigned int bits;
 };
 template <typename T>
 __device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
 #ifdef __CUDA_ARCH__
   return *reinterpret_cast<const WeightPair<T>*>(p);
 #else
-  return WeightPair<T>{p[0], p[1]};  // the CPU execution reads the same two weights one by one
+  // The CPU execution reads the same two weights one by one.
+  if constexpr (sizeof(T) == 2)
+    return WeightPair<T>{static_cast<unsigned int>(p[0].bits) | static_cast<unsigned int>(p[1].bits) << 16};
+  else return WeightPair<T>{p[0], p[1]};
 #endif
 }
 
@@ -67,13 +80,85 @@ template <> struct Limits<double> {
 template <typename T>
 __device__ __forceinline__ bool valid_weight(T x) { return x >= T(0) && x <= Limits<T>::max(); }
 
-// A pair's table entry: the sum of its two weights in the accumulator, or -1 when either is negative (-0.0 is not),
-// so that valid_weight rejects the pair as it would reject the weight; a NaN or an infinity carries through the sum.
+// A pair's table entry: the sum of its two weights in the accumulator. Whether they are usable is pass 1's screen's
+// question (screen_pair), not this sum's.
 template <typename T>
 __device__ __forceinline__ auto pair_sum(WeightPair<T> pair) {
-  const auto x = widen(pair.first), y = widen(pair.second);
-  using S = decltype(x);
-  return x < S(0) || y < S(0) ? S(-1) : x + y;
+  return widen(pair.first) + widen(pair.second);
+}
+__device__ __forceinline__ float pair_sum(WeightPair<bf16_bits> pair) {
+  return __uint_as_float(pair.bits << 16) + __uint_as_float(pair.bits & 0xffff0000u);
+}
+__device__ __forceinline__ float pair_sum(WeightPair<half_bits> pair) {
+  return widen(half_bits{static_cast<unsigned short>(pair.bits & 0xffffu)}) +
+         widen(half_bits{static_cast<unsigned short>(pair.bits >> 16)});
+}
+
+// Pass 1's screen of the weights (docs/DESIGN.md section 6). Rather than test every weight it loads, a lane keeps
+// the largest bit pattern among them, read as an unsigned integer (a float's bits, the high word of a double): one
+// integer max per weight. Every usable weight (finite, >= 0) has a pattern within the limit of screen_passed; every
+// unusable one (negative, NaN, infinite) lies above it, and so does -0.0, which is usable. A group of lanes whose
+// screens all stayed within the limit holds only usable weights; in any other group each lane tests its own row
+// weight by weight (row_has_unusable_weight), so the verdict is always the per-weight test's.
+__device__ __forceinline__ unsigned int screen_weight(unsigned int screen, float x) {
+  const unsigned int bits = __float_as_uint(x);
+  return bits > screen ? bits : screen;
+}
+__device__ __forceinline__ unsigned int screen_weight(unsigned int screen, double x) {
+  const auto high = static_cast<unsigned int>(static_cast<unsigned long long>(__double_as_longlong(x)) >> 32);
+  return high > screen ? high : screen;
+}
+__device__ __forceinline__ bool screen_passed(unsigned int screen, float) { return screen <= 0x7f7fffffu; }
+__device__ __forceinline__ bool screen_passed(unsigned int screen, double) { return screen <= 0x7fefffffu; }
+
+// The screen of a pair of weights (sample_pairs) as loaded. For f32 and f64 the two weights' patterns; for f16 and
+// bf16 the two 16-bit halves' maxima kept apart on the pair's bits (one __vmaxu2; ptxas folds two into one 3-input
+// max). A usable bf16 is at most 0x7f7f, a usable f16 at most 0x7bff.
+template <typename T>
+__device__ __forceinline__ unsigned int screen_pair(unsigned int screen, WeightPair<T> pair) {
+  return screen_weight(screen_weight(screen, widen(pair.first)), widen(pair.second));
+}
+__device__ __forceinline__ unsigned int max_of_halves(unsigned int screen, unsigned int bits) {
+#ifdef __CUDA_ARCH__
+  return __vmaxu2(screen, bits);
+#else
+  const unsigned int low = (bits & 0xffffu) > (screen & 0xffffu) ? bits & 0xffffu : screen & 0xffffu;
+  const unsigned int high = (bits >> 16) > (screen >> 16) ? bits >> 16 : screen >> 16;
+  return low | high << 16;
+#endif
+}
+__device__ __forceinline__ unsigned int screen_pair(unsigned int screen, WeightPair<bf16_bits> pair) {
+  return max_of_halves(screen, pair.bits);
+}
+__device__ __forceinline__ unsigned int screen_pair(unsigned int screen, WeightPair<half_bits> pair) {
+  return max_of_halves(screen, pair.bits);
+}
+__device__ __forceinline__ bool pair_screen_passed(unsigned int screen, float) { return screen_passed(screen, 0.0f); }
+__device__ __forceinline__ bool pair_screen_passed(unsigned int screen, double) { return screen_passed(screen, 0.0); }
+__device__ __forceinline__ bool pair_screen_passed(unsigned int screen, bf16_bits) {
+  return (screen & 0xffffu) <= 0x7f7fu && (screen >> 16) <= 0x7f7fu;
+}
+__device__ __forceinline__ bool pair_screen_passed(unsigned int screen, half_bits) {
+  return (screen & 0xffffu) <= 0x7bffu && (screen >> 16) <= 0x7bffu;
+}
+
+// Whether `predicate` holds on some lane of this lane's group: `width` lanes of the warp, starting at a multiple of
+// `width`. Every lane of the warp must call it (one __ballot_sync).
+__device__ __forceinline__ bool group_any(bool predicate, int width) {
+  const unsigned int lanes = __ballot_sync(0xffffffffu, predicate);
+  if (width == 32) return lanes != 0u;
+  const unsigned int first_lane = threadIdx.x & 31u & ~static_cast<unsigned int>(width - 1);
+  return ((lanes >> first_lane) & ((1u << width) - 1u)) != 0u;
+}
+
+// The per-weight test of one row, for the groups whose screen did not pass: whether any of its K weights is
+// unusable. Lanes run it alone (no shuffles inside).
+template <typename T>
+__device__ __forceinline__ bool row_has_unusable_weight(const T* row, int K) {
+  bool unusable = false;
+#pragma unroll 1
+  for (int k = 0; k < K; ++k) unusable |= !valid_weight(widen(row[k]));
+  return unusable;
 }
 
 // A row can be sampled when its total is positive and finite.

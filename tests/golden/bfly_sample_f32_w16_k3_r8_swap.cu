@@ -70,7 +70,7 @@ bfly_sample_f32_w16_k3_r8_swap(const float* __restrict__ weights, long long M, l
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   T running = T(0);      // running total of this lane's row: remnant, then block by block
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
@@ -80,20 +80,20 @@ bfly_sample_f32_w16_k3_r8_swap(const float* __restrict__ weights, long long M, l
     #pragma unroll
     for (int j = 0; j < REMNANT; ++j) {
       const T x = my_row[j];
-      if (!bfly::valid_weight(x)) bad |= 1u << r;
+      screen = bfly::screen_weight(screen, x);
       remnant_total += x;
     }
   }
   running = remnant_total;
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).
-  bad |= __shfl_xor_sync(FULL, bad, 1, W);
-  bad |= __shfl_xor_sync(FULL, bad, 2, W);
-  bad |= __shfl_xor_sync(FULL, bad, 4, W);
-  bad |= __shfl_xor_sync(FULL, bad, 8, W);
+  // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable
+  // weights; in any other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row
+  // weight by weight. One ballot for the common case.
+  const bool bad_row = bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M &&
+                       bfly::row_has_unusable_weight(my_row, K);
   const T total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());

@@ -22,10 +22,13 @@ constexpr int FIRST_BLOCK_COLUMN = 0;  // column of block 0
 constexpr int BLOCKS_IN_FLIGHT = 1;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 32;  // running totals per row in shared memory (Algorithm 9 searches them)
-constexpr int THREADS = 64;  // threads per CTA, one per row
-constexpr int STAGES = 4;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
+constexpr int THREADS = 32;  // threads per CTA, one per row
+constexpr int STAGES = 8;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
 constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
+constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
+constexpr int PIECE_COLUMNS = 4;  // columns per copy
+constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
 constexpr int LINES = 33;  // lines a row's blocks can touch: one per step, and one for a row off its lines
 typedef T Column;  // one table column of a row in memory (4 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
@@ -73,64 +76,135 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
   { const V h = (r & 16) ? a[15] : a[31]; const V v = __shfl_xor_sync(FULL, h, 16, W); if (r & 16) a[15] = a[31]; a[31] = a[15] + v; }
 }
 
-// Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows'
-// blocks into a ring of STAGES lines per row in shared memory, line L of a row into columns 32 (L % STAGES) ..
-// of its ring, without registers. Lines are those of memory, so a row whose blocks start `line_phase`
-// columns into a line is read one whole line at a time (a step's 32 columns then span two lines).
+// Pass 1's staged loads (docs/DESIGN.md section 14). A group copies the 128-byte lines that hold its W rows' blocks
+// into a ring of RING_COLUMNS columns per row in shared memory, without registers: column c of a row, counted from
+// block 0's, goes to place c % RING_COLUMNS of the row's ring, so every row of a tile is read at the same place.
+// Lines are those of memory: a row whose blocks start `line_phase` columns into a line is read one whole line at a
+// time (a step's LINE_COLUMNS columns then span two lines).
 // Block 0 of row k starts line_phase(k) columns into line 0 of the row.
 __device__ __forceinline__ int line_phase(const T* rows, long long ld, int k) {
-  return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / 4 + FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));
+  return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / sizeof(Column) + FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));
 }
 
-// Copies line `line` of the group's rows, 16 bytes (4 columns) a copy: lane r copies pieces r, r + W, ... (row
-// p / 8, columns 4 (p % 8) .. +3 of the line), so 8 lanes read one line. Pieces outside the row's blocks (the
-// remnant, padding left of column 0, another row, past the last block) and of rows past the last are written
-// as zeros without reading memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.
-__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int rows_left, int line, int r, int swizzle) {
+// What a lane copies of every line, worked out once: 16 bytes (PIECE_COLUMNS columns) a copy, piece i being row k =
+// (i W + r) / 8 and columns PIECE_COLUMNS ((i W + r) % 8) on of the line, so that 8 lanes read one line. `column` is
+// where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L further), `source`
+// its address. A row past the last gets a column past every block: nothing of it is read.
+struct StagePlan {
+  const T* source[PIECES_PER_LANE];
+  int column[PIECES_PER_LANE];
+};
+__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r) {
+  StagePlan plan;
   #pragma unroll
-  for (int i = 0; i < LINE_COLUMNS / 4; ++i) {
-    const int piece = i * W + r, k = piece / (LINE_COLUMNS / 4), q = piece % (LINE_COLUMNS / 4) * 4;
-    const int c = line * LINE_COLUMNS + q - line_phase(rows, ld, k);  // the piece's column, counted from block 0's
-    const bool in_row = k < rows_left && c >= 0 && c < BLOCKS * W;
-    bfly::copy_16_bytes(&ring[k][(line % STAGES * LINE_COLUMNS + q) ^ swizzle], rows + k * ld + (FIRST_BLOCK_COLUMN + c), in_row);
+  for (int i = 0; i < PIECES_PER_LANE; ++i) {
+    const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
+    plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : BLOCKS * W;
+    plan.source[i] = rows + k * ld + (FIRST_BLOCK_COLUMN + plan.column[i]);
+  }
+  return plan;
+}
+
+// Copies line `line` of the group's rows as the plan says. Pieces outside the row's blocks (the remnant, padding
+// left of column 0, another row, past the last block) and of rows past the last are written as zeros without reading
+// memory. `swizzle` moves a group's columns to other banks than its warp neighbour's.
+__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const StagePlan& plan, int line, int r, int swizzle) {
+  #pragma unroll
+  for (int i = 0; i < PIECES_PER_LANE; ++i) {
+    const int k = (i * W + r) / LINE_PIECES;
+    const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's column, counted from block 0's
+    const bool in_row = c >= 0 && c < BLOCKS * W;
+    bfly::copy_16_bytes(&ring[k][(c & (RING_COLUMNS - 1)) ^ swizzle], plan.source[i] + line * LINE_COLUMNS, in_row);
   }
 }
 
-// Algorithm 8 lines 13-17 from the ring: lane r takes column `column` (counted from block 0's) of every row,
-// the weight load_block reads from global memory for row k of the tile.
-__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&ring)[W][RING_COLUMNS], const T* rows, long long ld, int column, int swizzle) {
-  a[0] = ring[0][((column + line_phase(rows, ld, 0)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[1] = ring[1][((column + line_phase(rows, ld, 1)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[2] = ring[2][((column + line_phase(rows, ld, 2)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[3] = ring[3][((column + line_phase(rows, ld, 3)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[4] = ring[4][((column + line_phase(rows, ld, 4)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[5] = ring[5][((column + line_phase(rows, ld, 5)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[6] = ring[6][((column + line_phase(rows, ld, 6)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[7] = ring[7][((column + line_phase(rows, ld, 7)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[8] = ring[8][((column + line_phase(rows, ld, 8)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[9] = ring[9][((column + line_phase(rows, ld, 9)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[10] = ring[10][((column + line_phase(rows, ld, 10)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[11] = ring[11][((column + line_phase(rows, ld, 11)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[12] = ring[12][((column + line_phase(rows, ld, 12)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[13] = ring[13][((column + line_phase(rows, ld, 13)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[14] = ring[14][((column + line_phase(rows, ld, 14)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[15] = ring[15][((column + line_phase(rows, ld, 15)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[16] = ring[16][((column + line_phase(rows, ld, 16)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[17] = ring[17][((column + line_phase(rows, ld, 17)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[18] = ring[18][((column + line_phase(rows, ld, 18)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[19] = ring[19][((column + line_phase(rows, ld, 19)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[20] = ring[20][((column + line_phase(rows, ld, 20)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[21] = ring[21][((column + line_phase(rows, ld, 21)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[22] = ring[22][((column + line_phase(rows, ld, 22)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[23] = ring[23][((column + line_phase(rows, ld, 23)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[24] = ring[24][((column + line_phase(rows, ld, 24)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[25] = ring[25][((column + line_phase(rows, ld, 25)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[26] = ring[26][((column + line_phase(rows, ld, 26)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[27] = ring[27][((column + line_phase(rows, ld, 27)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[28] = ring[28][((column + line_phase(rows, ld, 28)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[29] = ring[29][((column + line_phase(rows, ld, 29)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[30] = ring[30][((column + line_phase(rows, ld, 30)) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[31] = ring[31][((column + line_phase(rows, ld, 31)) & (RING_COLUMNS - 1)) ^ swizzle];
+// Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from block
+// 0's) of every row, the weight the register loads read from global memory, but into slot s it puts row s ^ (r & 3)
+// of the tile, the order block_total needs.
+__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle) {
+  const int place = (column & (RING_COLUMNS - 1)) ^ swizzle;  // the same for every row
+  const Column* const row0 = &ring[0 ^ (r & 3)][place];  // slots 0, 0 + 4, ...
+  const Column* const row1 = &ring[1 ^ (r & 3)][place];  // slots 1, 1 + 4, ...
+  const Column* const row2 = &ring[2 ^ (r & 3)][place];  // slots 2, 2 + 4, ...
+  const Column* const row3 = &ring[3 ^ (r & 3)][place];  // slots 3, 3 + 4, ...
+  a[0] = row0[0 * RING_COLUMNS];
+  a[1] = row1[0 * RING_COLUMNS];
+  a[2] = row2[0 * RING_COLUMNS];
+  a[3] = row3[0 * RING_COLUMNS];
+  a[4] = row0[4 * RING_COLUMNS];
+  a[5] = row1[4 * RING_COLUMNS];
+  a[6] = row2[4 * RING_COLUMNS];
+  a[7] = row3[4 * RING_COLUMNS];
+  a[8] = row0[8 * RING_COLUMNS];
+  a[9] = row1[8 * RING_COLUMNS];
+  a[10] = row2[8 * RING_COLUMNS];
+  a[11] = row3[8 * RING_COLUMNS];
+  a[12] = row0[12 * RING_COLUMNS];
+  a[13] = row1[12 * RING_COLUMNS];
+  a[14] = row2[12 * RING_COLUMNS];
+  a[15] = row3[12 * RING_COLUMNS];
+  a[16] = row0[16 * RING_COLUMNS];
+  a[17] = row1[16 * RING_COLUMNS];
+  a[18] = row2[16 * RING_COLUMNS];
+  a[19] = row3[16 * RING_COLUMNS];
+  a[20] = row0[20 * RING_COLUMNS];
+  a[21] = row1[20 * RING_COLUMNS];
+  a[22] = row2[20 * RING_COLUMNS];
+  a[23] = row3[20 * RING_COLUMNS];
+  a[24] = row0[24 * RING_COLUMNS];
+  a[25] = row1[24 * RING_COLUMNS];
+  a[26] = row2[24 * RING_COLUMNS];
+  a[27] = row3[24 * RING_COLUMNS];
+  a[28] = row0[28 * RING_COLUMNS];
+  a[29] = row1[28 * RING_COLUMNS];
+  a[30] = row2[28 * RING_COLUMNS];
+  a[31] = row3[28 * RING_COLUMNS];
+}
+
+// Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r
+// holds row s ^ (r & 3) of the tile (the staged loads or the row slots), so in the first levels of the butterfly
+// every lane keeps slot s and sends slot s + bit, without selects; from bit = 4 on, slot 4j holds row (r & 3) + 4j
+// and a lane keeps the row whose bit `bit` is its own, as build_table does. The same sums of the same pairs: the
+// total is bit for bit build_table's row W - 1 (docs/DESIGN.md section 14).
+template <typename V>
+__device__ __forceinline__ V block_total(V (&a)[W], int r) {
+  // bit = 1: slots (s, s + 1), s = 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+  a[0] += __shfl_xor_sync(FULL, a[1], 1, W);
+  a[2] += __shfl_xor_sync(FULL, a[3], 1, W);
+  a[4] += __shfl_xor_sync(FULL, a[5], 1, W);
+  a[6] += __shfl_xor_sync(FULL, a[7], 1, W);
+  a[8] += __shfl_xor_sync(FULL, a[9], 1, W);
+  a[10] += __shfl_xor_sync(FULL, a[11], 1, W);
+  a[12] += __shfl_xor_sync(FULL, a[13], 1, W);
+  a[14] += __shfl_xor_sync(FULL, a[15], 1, W);
+  a[16] += __shfl_xor_sync(FULL, a[17], 1, W);
+  a[18] += __shfl_xor_sync(FULL, a[19], 1, W);
+  a[20] += __shfl_xor_sync(FULL, a[21], 1, W);
+  a[22] += __shfl_xor_sync(FULL, a[23], 1, W);
+  a[24] += __shfl_xor_sync(FULL, a[25], 1, W);
+  a[26] += __shfl_xor_sync(FULL, a[27], 1, W);
+  a[28] += __shfl_xor_sync(FULL, a[29], 1, W);
+  a[30] += __shfl_xor_sync(FULL, a[31], 1, W);
+  // bit = 2: slots (s, s + 2), s = 0, 4, 8, 12, 16, 20, 24, 28
+  a[0] += __shfl_xor_sync(FULL, a[2], 2, W);
+  a[4] += __shfl_xor_sync(FULL, a[6], 2, W);
+  a[8] += __shfl_xor_sync(FULL, a[10], 2, W);
+  a[12] += __shfl_xor_sync(FULL, a[14], 2, W);
+  a[16] += __shfl_xor_sync(FULL, a[18], 2, W);
+  a[20] += __shfl_xor_sync(FULL, a[22], 2, W);
+  a[24] += __shfl_xor_sync(FULL, a[26], 2, W);
+  a[28] += __shfl_xor_sync(FULL, a[30], 2, W);
+  // bit = 4: slots (s, s + 4), s = 0, 8, 16, 24
+  { const V h = (r & 4) ? a[0] : a[4]; const V v = __shfl_xor_sync(FULL, h, 4, W); a[0] = ((r & 4) ? a[4] : a[0]) + v; }
+  { const V h = (r & 4) ? a[8] : a[12]; const V v = __shfl_xor_sync(FULL, h, 4, W); a[8] = ((r & 4) ? a[12] : a[8]) + v; }
+  { const V h = (r & 4) ? a[16] : a[20]; const V v = __shfl_xor_sync(FULL, h, 4, W); a[16] = ((r & 4) ? a[20] : a[16]) + v; }
+  { const V h = (r & 4) ? a[24] : a[28]; const V v = __shfl_xor_sync(FULL, h, 4, W); a[24] = ((r & 4) ? a[28] : a[24]) + v; }
+  // bit = 8: slots (s, s + 8), s = 0, 16
+  { const V h = (r & 8) ? a[0] : a[8]; const V v = __shfl_xor_sync(FULL, h, 8, W); a[0] = ((r & 8) ? a[8] : a[0]) + v; }
+  { const V h = (r & 8) ? a[16] : a[24]; const V v = __shfl_xor_sync(FULL, h, 8, W); a[16] = ((r & 8) ? a[24] : a[16]) + v; }
+  // bit = 16: slots (s, s + 16), s = 0
+  { const V h = (r & 16) ? a[0] : a[16]; const V v = __shfl_xor_sync(FULL, h, 16, W); a[0] = ((r & 16) ? a[16] : a[0]) + v; }
+  return a[0];
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
@@ -171,109 +245,110 @@ __device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long l
   a[31] = 31 < rows_left ? p[31 * ld] : T(0);
 }
 
-// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
-__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
-  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
-  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
-  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
-  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
-  if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
-  if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
-  if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
-  if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
-  if (!bfly::valid_weight(a[8])) bad |= 1u << 8;
-  if (!bfly::valid_weight(a[9])) bad |= 1u << 9;
-  if (!bfly::valid_weight(a[10])) bad |= 1u << 10;
-  if (!bfly::valid_weight(a[11])) bad |= 1u << 11;
-  if (!bfly::valid_weight(a[12])) bad |= 1u << 12;
-  if (!bfly::valid_weight(a[13])) bad |= 1u << 13;
-  if (!bfly::valid_weight(a[14])) bad |= 1u << 14;
-  if (!bfly::valid_weight(a[15])) bad |= 1u << 15;
-  if (!bfly::valid_weight(a[16])) bad |= 1u << 16;
-  if (!bfly::valid_weight(a[17])) bad |= 1u << 17;
-  if (!bfly::valid_weight(a[18])) bad |= 1u << 18;
-  if (!bfly::valid_weight(a[19])) bad |= 1u << 19;
-  if (!bfly::valid_weight(a[20])) bad |= 1u << 20;
-  if (!bfly::valid_weight(a[21])) bad |= 1u << 21;
-  if (!bfly::valid_weight(a[22])) bad |= 1u << 22;
-  if (!bfly::valid_weight(a[23])) bad |= 1u << 23;
-  if (!bfly::valid_weight(a[24])) bad |= 1u << 24;
-  if (!bfly::valid_weight(a[25])) bad |= 1u << 25;
-  if (!bfly::valid_weight(a[26])) bad |= 1u << 26;
-  if (!bfly::valid_weight(a[27])) bad |= 1u << 27;
-  if (!bfly::valid_weight(a[28])) bad |= 1u << 28;
-  if (!bfly::valid_weight(a[29])) bad |= 1u << 29;
-  if (!bfly::valid_weight(a[30])) bad |= 1u << 30;
-  if (!bfly::valid_weight(a[31])) bad |= 1u << 31;
+// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.
+__device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& screen) {
+  screen = bfly::screen_weight(screen, a[0]);
+  screen = bfly::screen_weight(screen, a[1]);
+  screen = bfly::screen_weight(screen, a[2]);
+  screen = bfly::screen_weight(screen, a[3]);
+  screen = bfly::screen_weight(screen, a[4]);
+  screen = bfly::screen_weight(screen, a[5]);
+  screen = bfly::screen_weight(screen, a[6]);
+  screen = bfly::screen_weight(screen, a[7]);
+  screen = bfly::screen_weight(screen, a[8]);
+  screen = bfly::screen_weight(screen, a[9]);
+  screen = bfly::screen_weight(screen, a[10]);
+  screen = bfly::screen_weight(screen, a[11]);
+  screen = bfly::screen_weight(screen, a[12]);
+  screen = bfly::screen_weight(screen, a[13]);
+  screen = bfly::screen_weight(screen, a[14]);
+  screen = bfly::screen_weight(screen, a[15]);
+  screen = bfly::screen_weight(screen, a[16]);
+  screen = bfly::screen_weight(screen, a[17]);
+  screen = bfly::screen_weight(screen, a[18]);
+  screen = bfly::screen_weight(screen, a[19]);
+  screen = bfly::screen_weight(screen, a[20]);
+  screen = bfly::screen_weight(screen, a[21]);
+  screen = bfly::screen_weight(screen, a[22]);
+  screen = bfly::screen_weight(screen, a[23]);
+  screen = bfly::screen_weight(screen, a[24]);
+  screen = bfly::screen_weight(screen, a[25]);
+  screen = bfly::screen_weight(screen, a[26]);
+  screen = bfly::screen_weight(screen, a[27]);
+  screen = bfly::screen_weight(screen, a[28]);
+  screen = bfly::screen_weight(screen, a[29]);
+  screen = bfly::screen_weight(screen, a[30]);
+  screen = bfly::screen_weight(screen, a[31]);
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
-  { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS ? rows[0 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS ? rows[1 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS ? rows[2 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS ? rows[3 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[4] = 4 < rows_left && b < BLOCKS ? rows[4 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[5] = 5 < rows_left && b < BLOCKS ? rows[5 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[6] = 6 < rows_left && b < BLOCKS ? rows[6 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[7] = 7 < rows_left && b < BLOCKS ? rows[7 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 8, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[8] = 8 < rows_left && b < BLOCKS ? rows[8 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 9, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[9] = 9 < rows_left && b < BLOCKS ? rows[9 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 10, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[10] = 10 < rows_left && b < BLOCKS ? rows[10 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 11, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[11] = 11 < rows_left && b < BLOCKS ? rows[11 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 12, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[12] = 12 < rows_left && b < BLOCKS ? rows[12 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 13, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[13] = 13 < rows_left && b < BLOCKS ? rows[13 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 14, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[14] = 14 < rows_left && b < BLOCKS ? rows[14 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 15, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[15] = 15 < rows_left && b < BLOCKS ? rows[15 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 16, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[16] = 16 < rows_left && b < BLOCKS ? rows[16 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 17, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[17] = 17 < rows_left && b < BLOCKS ? rows[17 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 18, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[18] = 18 < rows_left && b < BLOCKS ? rows[18 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 19, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[19] = 19 < rows_left && b < BLOCKS ? rows[19 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 20, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[20] = 20 < rows_left && b < BLOCKS ? rows[20 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 21, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[21] = 21 < rows_left && b < BLOCKS ? rows[21 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 22, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[22] = 22 < rows_left && b < BLOCKS ? rows[22 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 23, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[23] = 23 < rows_left && b < BLOCKS ? rows[23 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 24, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[24] = 24 < rows_left && b < BLOCKS ? rows[24 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 25, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[25] = 25 < rows_left && b < BLOCKS ? rows[25 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 26, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[26] = 26 < rows_left && b < BLOCKS ? rows[26 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 27, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[27] = 27 < rows_left && b < BLOCKS ? rows[27 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 28, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[28] = 28 < rows_left && b < BLOCKS ? rows[28 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 29, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[29] = 29 < rows_left && b < BLOCKS ? rows[29 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 30, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[30] = 30 < rows_left && b < BLOCKS ? rows[30 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 31, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[31] = 31 < rows_left && b < BLOCKS ? rows[31 * ld + c] : T(0); }
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
+  { const int b = __shfl_sync(FULL, block, 0, W);
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 1, W);
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 2, W);
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 3, W);
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 4, W);
+    a[4] = 4 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 5, W);
+    a[5] = 5 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 6, W);
+    a[6] = 6 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 7, W);
+    a[7] = 7 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 8, W);
+    a[8] = 8 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 9, W);
+    a[9] = 9 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 10, W);
+    a[10] = 10 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 11, W);
+    a[11] = 11 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 12, W);
+    a[12] = 12 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 13, W);
+    a[13] = 13 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 14, W);
+    a[14] = 14 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 15, W);
+    a[15] = 15 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 16, W);
+    a[16] = 16 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 17, W);
+    a[17] = 17 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 18, W);
+    a[18] = 18 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 19, W);
+    a[19] = 19 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 20, W);
+    a[20] = 20 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 21, W);
+    a[21] = 21 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 22, W);
+    a[22] = 22 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 23, W);
+    a[23] = 23 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 24, W);
+    a[24] = 24 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 25, W);
+    a[25] = 25 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 26, W);
+    a[26] = 26 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 27, W);
+    a[27] = 27 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 28, W);
+    a[28] = 28 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 29, W);
+    a[29] = 29 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 30, W);
+    a[30] = 30 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 31, W);
+    a[31] = 31 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1
@@ -357,7 +432,7 @@ __device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T 
 // Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
 // ceil(M / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave rows
 // unwritten.
-extern "C" __global__ void __launch_bounds__(64)
+extern "C" __global__ void __launch_bounds__(32)
 bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
     unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
   using namespace bfly_sample_f32_w32_k1024_r8_addsub_detail;
@@ -370,26 +445,27 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
   __shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
-  // Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on 16
-  // bytes, docs/DESIGN.md section 14), butterfly build, running total of row W-1. Both ways sum the same.
+  // Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on
+  // 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.
   const bool staged = bfly::rows_on_16_bytes(weights, ld);
   if (staged) {
     const int group = static_cast<int>(threadIdx.x) / W;
     Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
     const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
+    const StagePlan plan = plan_stages(rows, ld, rows_left, r);
     // Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.
-    const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % (LINE_COLUMNS * 4) == 0;
+    const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % (LINE_COLUMNS * sizeof(Column)) == 0;
     // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
     for (int line = 0; line < STAGES; ++line) {
-      if (line < LINES) stage_line(my_ring, rows, ld, rows_left, line, r, swizzle);
+      if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
@@ -398,37 +474,41 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
       if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W];
-      load_staged_block(a0, my_ring, rows, ld, step * LINE_COLUMNS + r, swizzle);
+      load_staged_block(a0, my_ring, step * LINE_COLUMNS + r, r, swizzle);
       __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line(my_ring, rows, ld, rows_left, step + STAGES, r, swizzle);
+      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);
       bfly::commit_copies();
-      check_block(a0, bad);
-      build_table(a0, r);
-      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      screen_block(a0, screen);
+      running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
     }  // for each step
   }  // staged loads
   if (!staged) {
-    // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
-    for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
-      T a0[W];
+    constexpr int REGISTER_BLOCKS_IN_FLIGHT = 2;  // tiles of register loads in flight
+    // REGISTER_BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+    for (int b = 0; b < 32; b += REGISTER_BLOCKS_IN_FLIGHT) {
+      T a0[W], a1[W];
       load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
-      check_block(a0, bad);
+      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
+      screen_block(a0, screen);
       build_table(a0, r);
       running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
+      screen_block(a1, screen);
+      build_table(a1, r);
+      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
     }  // for each group of blocks
   }  // register loads
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).
-  bad |= __shfl_xor_sync(FULL, bad, 1, W);
-  bad |= __shfl_xor_sync(FULL, bad, 2, W);
-  bad |= __shfl_xor_sync(FULL, bad, 4, W);
-  bad |= __shfl_xor_sync(FULL, bad, 8, W);
-  bad |= __shfl_xor_sync(FULL, bad, 16, W);
+  // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable
+  // weights; in any other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row
+  // weight by weight. One ballot for the common case.
+  const bool bad_row = bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M &&
+                       bfly::row_has_unusable_weight(my_row, K);
   const T total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());

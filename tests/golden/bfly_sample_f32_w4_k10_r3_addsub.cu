@@ -37,35 +37,66 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
   { const V h = (r & 2) ? a[1] : a[3]; const V v = __shfl_xor_sync(FULL, h, 2, W); if (r & 2) a[1] = a[3]; a[3] = a[1] + v; }
 }
 
-// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
-// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.
-__device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long ld, int rows_left, int column) {
-  const T* p = rows + column;
-  a[0] = 0 < rows_left ? p[0 * ld] : T(0);
-  a[1] = 1 < rows_left ? p[1 * ld] : T(0);
-  a[2] = 2 < rows_left ? p[2 * ld] : T(0);
-  a[3] = 3 < rows_left ? p[3 * ld] : T(0);
+// Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r
+// holds row s ^ (r & 3) of the tile (the staged loads or the row slots), so in the first levels of the butterfly
+// every lane keeps slot s and sends slot s + bit, without selects; The same sums of the same pairs: the total is bit
+// for bit build_table's row W - 1 (docs/DESIGN.md section 14).
+template <typename V>
+__device__ __forceinline__ V block_total(V (&a)[W], int r) {
+  // bit = 1: slots (s, s + 1), s = 0, 2
+  a[0] += __shfl_xor_sync(FULL, a[1], 1, W);
+  a[2] += __shfl_xor_sync(FULL, a[3], 1, W);
+  // bit = 2: slots (s, s + 2), s = 0
+  a[0] += __shfl_xor_sync(FULL, a[2], 2, W);
+  return a[0];
 }
 
-// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
-__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
-  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
-  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
-  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
-  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
+// Pass 1's register loads of a short row (Algorithm 5 / Algorithm 8 lines 13-17, transposed access; docs/DESIGN.md
+// section 14): slot s of lane r reads row s ^ (r & 3) of the group, block_total's order, through a pointer worked
+// out once at column r of block 0, so that no load needs a guard or more than an offset. A row past the last reads
+// row 0 of the weights instead: its sums are never used.
+struct RowSlots {
+  const T* row[W];
+};
+__device__ __forceinline__ RowSlots plan_row_slots(const T* weights, const T* rows, long long ld, int rows_left, int r) {
+  RowSlots slots;
+  #pragma unroll
+  for (int s = 0; s < W; ++s) {
+    const int k = s ^ (r & 3);
+    slots.row[s] = (k < rows_left ? rows + k * ld : weights) + (FIRST_BLOCK_COLUMN + r);
+  }
+  return slots;
+}
+
+// Block `block` of the row slots. Only loads: nothing here waits for them.
+__device__ __forceinline__ void load_row_block(T (&a)[W], const RowSlots& slots, int block, int r) {
+  (void)r;
+  a[0] = *(slots.row[0] + block * W);
+  a[1] = *(slots.row[1] + block * W);
+  a[2] = *(slots.row[2] + block * W);
+  a[3] = *(slots.row[3] + block * W);
+}
+
+// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.
+__device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& screen) {
+  screen = bfly::screen_weight(screen, a[0]);
+  screen = bfly::screen_weight(screen, a[1]);
+  screen = bfly::screen_weight(screen, a[2]);
+  screen = bfly::screen_weight(screen, a[3]);
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
-  { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS ? rows[0 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS ? rows[1 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS ? rows[2 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS ? rows[3 * ld + c] : T(0); }
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
+  { const int b = __shfl_sync(FULL, block, 0, W);
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 1, W);
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 2, W);
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 3, W);
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1
@@ -113,7 +144,7 @@ bfly_sample_f32_w4_k10_r3_addsub(const float* __restrict__ weights, long long M,
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
 
@@ -124,33 +155,34 @@ bfly_sample_f32_w4_k10_r3_addsub(const float* __restrict__ weights, long long M,
     #pragma unroll
     for (int j = 0; j < REMNANT; ++j) {
       const T x = my_row[j];
-      if (!bfly::valid_weight(x)) bad |= 1u << r;
+      screen = bfly::screen_weight(screen, x);
       remnant_total += x;
     }
   }
   running = remnant_total;
-  // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
+  // Algorithm 8 lines 13-34 for each block: transposed loads through the row slots, the block totals.
+  const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);
   // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
   for (int b = 0; b < 2; b += BLOCKS_IN_FLIGHT) {
     T a0[W], a1[W];
-    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
-    load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    check_block(a0, bad);
-    build_table(a0, r);
-    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    load_row_block(a0, slots, b, r);
+    load_row_block(a1, slots, b + 1, r);
+    screen_block(a0, screen);
+    running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
     running_total[b][threadIdx.x] = running;  // line 32
-    check_block(a1, bad);
-    build_table(a1, r);
-    running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+    screen_block(a1, screen);
+    running += block_total(a1, r);  // Algorithm 8 line 31: this lane's block total
     running_total[b + 1][threadIdx.x] = running;  // line 32
   }  // for each group of blocks
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).
-  bad |= __shfl_xor_sync(FULL, bad, 1, W);
-  bad |= __shfl_xor_sync(FULL, bad, 2, W);
+  // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable
+  // weights; in any other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row
+  // weight by weight. One ballot for the common case.
+  const bool bad_row = bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M &&
+                       bfly::row_has_unusable_weight(my_row, K);
   const T total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());

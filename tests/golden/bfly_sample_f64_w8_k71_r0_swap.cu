@@ -57,37 +57,38 @@ __device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long l
   a[7] = 7 < rows_left && in_row ? p[7 * ld] : T(0);
 }
 
-// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
-__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
-  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
-  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
-  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
-  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
-  if (!bfly::valid_weight(a[4])) bad |= 1u << 4;
-  if (!bfly::valid_weight(a[5])) bad |= 1u << 5;
-  if (!bfly::valid_weight(a[6])) bad |= 1u << 6;
-  if (!bfly::valid_weight(a[7])) bad |= 1u << 7;
+// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.
+__device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& screen) {
+  screen = bfly::screen_weight(screen, a[0]);
+  screen = bfly::screen_weight(screen, a[1]);
+  screen = bfly::screen_weight(screen, a[2]);
+  screen = bfly::screen_weight(screen, a[3]);
+  screen = bfly::screen_weight(screen, a[4]);
+  screen = bfly::screen_weight(screen, a[5]);
+  screen = bfly::screen_weight(screen, a[6]);
+  screen = bfly::screen_weight(screen, a[7]);
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
   { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS && c >= 0 ? rows[0 * ld + c] : T(0); }
+    a[0] = 0 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS && c >= 0 ? rows[1 * ld + c] : T(0); }
+    a[1] = 1 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS && c >= 0 ? rows[2 * ld + c] : T(0); }
+    a[2] = 2 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS && c >= 0 ? rows[3 * ld + c] : T(0); }
+    a[3] = 3 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[4] = 4 < rows_left && b < BLOCKS && c >= 0 ? rows[4 * ld + c] : T(0); }
+    a[4] = 4 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[5] = 5 < rows_left && b < BLOCKS && c >= 0 ? rows[5 * ld + c] : T(0); }
+    a[5] = 5 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[6] = 6 < rows_left && b < BLOCKS && c >= 0 ? rows[6 * ld + c] : T(0); }
+    a[6] = 6 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[7] = 7 < rows_left && b < BLOCKS && c >= 0 ? rows[7 * ld + c] : T(0); }
+    a[7] = 7 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); }
 }
 
 // Add-only binary search of lane r's own block in the swap table (Figure 4). The range lo .. lo+2*bit-1
@@ -146,7 +147,7 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
+  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
 
@@ -158,11 +159,11 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
     T a0[W], a1[W];
     load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
     load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    check_block(a0, bad);
+    screen_block(a0, screen);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[b][threadIdx.x] = running;  // line 32
-    check_block(a1, bad);
+    screen_block(a1, screen);
     build_table(a1, r);
     running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[b + 1][threadIdx.x] = running;  // line 32
@@ -170,19 +171,20 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   {
     T a0[W];
     load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (8) * W + r);
-    check_block(a0, bad);
+    screen_block(a0, screen);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     running_total[8][threadIdx.x] = running;  // line 32
   }  // the last blocks
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).
-  bad |= __shfl_xor_sync(FULL, bad, 1, W);
-  bad |= __shfl_xor_sync(FULL, bad, 2, W);
-  bad |= __shfl_xor_sync(FULL, bad, 4, W);
+  // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable
+  // weights; in any other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row
+  // weight by weight. One ballot for the common case.
+  const bool bad_row = bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M &&
+                       bfly::row_has_unusable_weight(my_row, K);
   const T total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
 
   // ---- Pass 2: one uniform per row (docs/DESIGN.md section 5), then Algorithm 9 and Algorithm 10 ----
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());

@@ -181,16 +181,17 @@ bfly_sample_logits_f16_w4_k10_r3_addsub(const bfly::half_bits* __restrict__ logi
   }  // for each group of blocks
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Lane j set bit k for an unusable weight of row k: combine the group's bits (log2 W shuffles).
+  // Lane j set bit k for an unusable value of row k: combine the group's bits (log2 W shuffles).
   bad |= __shfl_xor_sync(FULL, bad, 1, W);
   bad |= __shfl_xor_sync(FULL, bad, 2, W);
+  const bool bad_row = ((bad >> r) & 1u) != 0u;
   // The online maximum is final: rescale what was summed under a smaller one.
   remnant_total = bfly::rescale(remnant_total, remnant_max, row_max, scale);
   for (int c = 0; c < CHUNKS; ++c)
     running_total[c][threadIdx.x] =
         bfly::rescale(running_total[c][threadIdx.x], running_max[c][threadIdx.x], row_max, scale);
   const S total = running;
-  const bool valid = m < M && ((bad >> r) & 1u) == 0 && bfly::valid_total(total);
+  const bool valid = m < M && !bad_row && bfly::valid_total(total);
   // Weight k of this lane's row as the passes form it: e^((x - row_max) / T) under the final maximum.
   const bfly::RowLogitWeights<T> weight_of{my_row, row_max, scale};
   const bool ran_out = false;  // with replacement a valid row never runs out

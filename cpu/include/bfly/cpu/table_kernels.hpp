@@ -11,9 +11,10 @@
 
 namespace bfly::tables {
 
-// Runs the generated table kernel for (W, variant) on the CPU; table[i * W + j] receives row i, lane j.
+// Runs the generated table kernel for (W, variant) on the CPU; table[i * W + j] receives row i, lane j, and
+// totals[j] (when not null) lane j's block total as pass 1's block_total forms it from the same weights.
 // Throws bfly::Error for a W other than 4, 8, 16, 32.
-void run_table_kernel(int W, gen::Variant variant, bfly::Sym* table);
+void run_table_kernel(int W, gen::Variant variant, bfly::Sym* table, bfly::Sym* totals = nullptr);
 
 // The sample kernel of gen::example_spec() (f32), compiled for the CPU (run it with bfly::cpu::run).
 const cpu::CpuKernel& example_kernel();

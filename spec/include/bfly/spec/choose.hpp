@@ -29,7 +29,8 @@ struct SampleChoice {
 // K below kSmallBelowK takes sample_small (several short rows per lane, W = 32). M, the rows of the call (0: unknown),
 // picks between the row kernel and sample_split (docs/DESIGN.md section 12):
 // sample_split from K = 16384 on, where the row kernel's one lane per row cannot keep the device busy even with a
-// GiB of weights, and when 0 < M < kSplitBelowRows from K = 4096 (K > 4096 in f64). A split spec has W = 32 and R = 0. Draws depend on
+// GiB of weights, and when 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64); but 16-bit weights keep the row
+// kernel from 32768 rows on, whatever K. A split spec has W = 32 and R = 0. Draws depend on
 // the spec; a row whose u' lies within rounding distance of a category boundary may draw its neighbour under the
 // other kernel, so a caller that needs the same draws whatever M forces the operation.
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
@@ -40,7 +41,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
-// 1024), so from K = 4096 (K > 4096 in f64) the chooser splits rows instead.
+// 1024), so from K = 4096 (K = 8192 in f64) the chooser splits rows instead.
 inline constexpr long long kSplitBelowRows = 131072;
 // Below this K the chooser packs several rows per lane (sample_small).
 inline constexpr int kSmallBelowK = 16;

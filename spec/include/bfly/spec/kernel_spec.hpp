@@ -122,6 +122,9 @@ int part_totals_per_row(const KernelSpec& spec);
 int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
+// Tiles of W x W blocks whose register loads pass 1 issues before it builds the first (longer rows, and the register
+// loads of a staged kernel).
+inline constexpr int kRegisterBlocksInFlight = 2;
 
 // Pass 1 of the plain sample kernel (weights, one draw; sample or sample_pairs) over columns of 4 bytes (f32
 // weights, or pairs of f16/bf16) and rows of at least 9 blocks (8 for pairs) copies the kStageRowBytes-byte lines
@@ -132,6 +135,13 @@ inline constexpr int kWholeRowBlocks = 4;
 // both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
+
+// Whether pass 1 of the plain sample kernel (weights, one draw) loads its registers through per-lane row pointers
+// worked out once, in the order of its block totals (docs/DESIGN.md section 14): rows of 2 to kSlotRowsMaxBlocks
+// blocks that are not staged. A row of one block keeps the table that pass 2 searches; longer rows, and the register
+// loads of a staged kernel, load block by block as the paper does.
+bool loads_row_by_slots(const KernelSpec& spec);
+inline constexpr int kSlotRowsMaxBlocks = 8;
 
 // "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample", then " input=logits draws=with_replacement" for a
 // form other than one draw from weights.
