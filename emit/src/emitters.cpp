@@ -192,28 +192,31 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
         w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, widened(spec, fmt::format("p[{} * ld]", k)), S);
     }
   }
-  if (!pairs) {
+  if (!pairs && screens_weights(spec)) {
     w.blank();
     w.line("// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.");
     auto body = w.scope("__device__ __forceinline__ void screen_block(const " + S + " (&a)[W], unsigned int& screen)");
     for (int k = 0; k < spec.W; ++k) w.line("screen = bfly::screen_weight(screen, a[{}]);", k);
+  } else if (!pairs) {
+    w.blank();
+    w.line("// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.");
+    auto body = w.scope("__device__ __forceinline__ void check_block(const " + S + " (&a)[W], unsigned int& bad)");
+    for (int k = 0; k < spec.W; ++k) w.line("if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k);
   }
   w.blank();
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
-  w.line("// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.");
+  w.line("// Blocks past the last (a chunk that ends early) read as zeros.");
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
         "int rows_left, int block, int r)");
-    w.line("const T* row = rows + {}(FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k", pairs ? "2 * " : "");
     for (int k = 0; k < spec.W; ++k) {
-      const std::string element = fmt::format("row + {}b * W", pairs ? "2 * " : "");
-      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W);{1}", k,
-             padded ? " const int c = FIRST_BLOCK_COLUMN + b * W + r;" : "");
-      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}{4}", k, padded ? " && c >= 0" : "",
-             pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({}))", element)
-                   : widened(spec, fmt::format("*({})", element)),
-             S, k + 1 < spec.W ? " row += ld;" : "");
+      const std::string offset = fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "");
+      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
+      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
+             pairs ? fmt::format("bfly::pair_sum(bfly::load_pair(rows + {}))", offset)
+                   : widened(spec, fmt::format("rows[{}]", offset)),
+             S);
     }
   }
 }

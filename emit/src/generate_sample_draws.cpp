@@ -120,7 +120,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("#pragma unroll");
       auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
       w.line("const S x = {};", emit::widened(spec, "my_row[j]"));
-      w.line("screen = bfly::screen_weight(screen, x);");
+      w.line("if (!bfly::valid_weight(x)) bad |= 1u << r;");
       w.line("remnant_total += x;");
     }
     w.line("running = remnant_total;");
@@ -133,7 +133,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("load_block({}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({}) * W + r);", a, b);
   };
   const auto use = [&](const std::string& a) {
-    if (logits(spec)) w.line("check_block({}, bad);", a); else w.line("screen_block({}, screen);", a);
+    w.line("check_block({}, bad);", a);
     if (logits(spec)) w.line("logits_to_weights({}, r, group, row_max, running, scale);", a);
     w.line("build_table({}, r);", a);
     w.line("running += {}[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total", a);
@@ -311,7 +311,7 @@ Source generate_sample_draws(const KernelSpec& spec) {
       shared.line("__shared__ S running_max[CHUNKS][THREADS];  // the row maximum each running total is summed under");
   }
   pass1(spec, geometry, pass1_text);
-  if (logits(spec)) emit::combine_bad(spec.W, combine); else emit::screen_verdict(spec, combine);
+  emit::combine_bad(spec.W, combine);
   if (logits(spec)) {
     finish.line("// The online maximum is final: rescale what was summed under a smaller one.");
     if (spec.linear_remnant()) finish.line("remnant_total = bfly::rescale(remnant_total, remnant_max, row_max, scale);");
@@ -337,9 +337,7 @@ Source generate_sample_draws(const KernelSpec& spec) {
       {"finish_pass1", without_trailing_newline(finish.text())},
       {"draw", without_trailing_newline(draw.text())},
       {"input", logits(spec) ? "logits" : "weights"},
-      {"bad_state", logits(spec) ? "unsigned int bad = 0;  // bit k: this lane loaded an unusable logit (NaN or +inf) of row k"
-                                 : "unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane "
-                                   "loaded (section 6)"},
+      {"element_noun", logits(spec) ? "logit (NaN or +inf)" : "weight (negative, NaN, infinite)"},
   };
   const int min_ctas = min_ctas_per_sm(spec);  // __launch_bounds__'s CTAs per SM, when the spec asks for one
   values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);

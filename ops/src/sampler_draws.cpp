@@ -46,14 +46,13 @@ void check_request(int K, gen::ElementType type, const DrawRequest& request) {
 
 gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced,
                            long long M) {
-  // Rows that one draw would split over several CTAs (gen::choose_sample_spec's rule for K and M) take sample_split's
-  // form; every other call takes the row kernel's form (sample_small and sample_pairs draw once from weights only).
+  // Rows that the shape rule splits over several CTAs (gen::rows_split_by_shape, K and M) take sample_split's form;
+  // every other call takes the row kernel's form (sample_small and sample_pairs draw once from weights only, so
+  // 16-bit weights that one draw keeps in pairs are split here as before).
   // A caller that forces an operation without these forms gets validate()'s error.
   gen::SampleChoice choice = forced;
-  if (!choice.operation) {
-    const bool split = gen::choose_sample_spec(K, type, forced, M).operation == gen::Operation::sample_split;
-    choice.operation = split ? gen::Operation::sample_split : gen::Operation::sample;
-  }
+  if (!choice.operation)
+    choice.operation = gen::rows_split_by_shape(K, type, M) ? gen::Operation::sample_split : gen::Operation::sample;
   gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);
   spec.input = request.input;
   spec.draws = request.replacement ? gen::Draws::with_replacement : gen::Draws::without_replacement;

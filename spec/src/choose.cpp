@@ -25,9 +25,10 @@ constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32
 // 0.818 in rows against 0.770 split and ties at 8192 and 16384 (0.904 / 0.900, 0.888 / 0.890).
 int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 : 4096; }
 
-// 16-bit weights keep the row kernel (pairs, staged) from this many rows on, whatever K: the split kernel loads them
-// one 2-byte weight a lane and read bf16 K = 8192 (65536 rows) at 0.699 of the read ceiling against 0.829 in rows,
-// K = 16384 (32768 rows) at 0.602 against 0.768 (-2026-11-27-split-vs-row-e8.csv).
+// 16-bit weights keep the row kernel over pairs (staged) from this many rows on, whatever K: the split kernel loads
+// them one 2-byte weight a lane and read bf16 K = 8192 (65536 rows) at 0.699 of the read ceiling against 0.829 in
+// pairs, K = 16384 (32768 rows) at 0.602 against 0.768 (-2026-11-27-split-vs-row-e8.csv). Not the row kernel over
+// single 16-bit weights (odd K): K = 4097 read 0.119 in it against 0.264 split (-2026-11-27-k-range-final-*.csv).
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
@@ -51,10 +52,20 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
 
 }  // namespace
 
+bool rows_split_by_shape(int K, ElementType type, long long M) {
+  return K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows);
+}
+
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool row_kernel_for_many_rows = is_narrow(type) && M >= kNarrowRowKernelFromRows;
-  const bool split_by_shape = !row_kernel_for_many_rows &&
-      (K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows));
+  const bool split_by_shape = rows_split_by_shape(K, type, M);
+  if (split_by_shape && is_narrow(type) && M >= kNarrowRowKernelFromRows && !forced.operation) {
+    SampleChoice rows = forced;
+    rows.operation = Operation::sample;
+    const KernelSpec pairs = choose_sample_spec(K, type, rows, M);
+    // choose_sample_spec keeps a forced operation as it is: ask for the pairs the way the chooser picks them.
+    const KernelSpec candidate = forced.W || K % 2 != 0 ? pairs : pairs_when_faster(pairs, forced.R.has_value());
+    if (candidate.operation == Operation::sample_pairs) return candidate;
+  }
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   const Operation operation = forced.operation.value_or(by_shape);

@@ -384,8 +384,11 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
 
+bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
+
 bool loads_row_by_slots(const KernelSpec& spec) {
-  return plain_sample(spec) && spec.blocks() >= 2 && spec.blocks() <= kSlotRowsMaxBlocks && !stages_blocks(spec);
+  return plain_sample(spec) && column_bytes(spec) == 4 && spec.blocks() >= 2 && spec.blocks() <= kSlotRowsMaxBlocks &&
+         !stages_blocks(spec);
 }
 
 int min_ctas_per_sm(const KernelSpec& spec) {

@@ -28,7 +28,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = {{input}} + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = {{input}} + m * ld;               // only dereferenced when m < M
-  {{bad_state}}
+  unsigned int bad = 0;  // bit k: this lane loaded an unusable {{element_noun}} of row k
   S running = S(0);      // running total of this lane's row: remnant, then block by block
   {{input_state}}
   {{shared_memory}}

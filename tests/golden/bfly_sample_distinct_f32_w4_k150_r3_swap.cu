@@ -52,26 +52,25 @@ __device__ __forceinline__ void load_block(T (&a)[W], const T* rows, long long l
   a[3] = 3 < rows_left ? p[3 * ld] : T(0);
 }
 
-// Pass 1's screen (docs/DESIGN.md section 6): the largest weight pattern this lane loaded, one max each.
-__device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& screen) {
-  screen = bfly::screen_weight(screen, a[0]);
-  screen = bfly::screen_weight(screen, a[1]);
-  screen = bfly::screen_weight(screen, a[2]);
-  screen = bfly::screen_weight(screen, a[3]);
+// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.
+__device__ __forceinline__ void check_block(const T (&a)[W], unsigned int& bad) {
+  if (!bfly::valid_weight(a[0])) bad |= 1u << 0;
+  if (!bfly::valid_weight(a[1])) bad |= 1u << 1;
+  if (!bfly::valid_weight(a[2])) bad |= 1u << 2;
+  if (!bfly::valid_weight(a[3])) bad |= 1u << 3;
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
+// Blocks past the last (a chunk that ends early) read as zeros.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
-  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
-  { const int b = __shfl_sync(FULL, block, 0, W);
-    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
-  { const int b = __shfl_sync(FULL, block, 1, W);
-    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
-  { const int b = __shfl_sync(FULL, block, 2, W);
-    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
-  { const int b = __shfl_sync(FULL, block, 3, W);
-    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
+  { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
+    a[0] = 0 < rows_left && b < BLOCKS ? rows[0 * ld + c] : T(0); }
+  { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
+    a[1] = 1 < rows_left && b < BLOCKS ? rows[1 * ld + c] : T(0); }
+  { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
+    a[2] = 2 < rows_left && b < BLOCKS ? rows[2 * ld + c] : T(0); }
+  { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
+    a[3] = 3 < rows_left && b < BLOCKS ? rows[3 * ld + c] : T(0); }
 }
 
 // Add-only binary search of lane r's own block in the swap table (Figure 4). The range lo .. lo+2*bit-1
@@ -122,7 +121,7 @@ bfly_sample_distinct_f32_w4_k150_r3_swap(const float* __restrict__ weights, long
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;  // row k of the group starts at rows + k * ld
   const T* const my_row = weights + m * ld;               // only dereferenced when m < M
-  unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (section 6)
+  unsigned int bad = 0;  // bit k: this lane loaded an unusable weight (negative, NaN, infinite) of row k
   S running = S(0);      // running total of this lane's row: remnant, then block by block
   __shared__ S running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
 
@@ -133,7 +132,7 @@ bfly_sample_distinct_f32_w4_k150_r3_swap(const float* __restrict__ weights, long
     #pragma unroll
     for (int j = 0; j < REMNANT; ++j) {
       const S x = my_row[j];
-      screen = bfly::screen_weight(screen, x);
+      if (!bfly::valid_weight(x)) bad |= 1u << r;
       remnant_total += x;
     }
   }
@@ -144,11 +143,11 @@ bfly_sample_distinct_f32_w4_k150_r3_swap(const float* __restrict__ weights, long
     S a0[W], a1[W];
     load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
     load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    screen_block(a0, screen);
+    check_block(a0, bad);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[(b) / CHUNK_BLOCKS][threadIdx.x] = running;  // line 32
-    screen_block(a1, screen);
+    check_block(a1, bad);
     build_table(a1, r);
     running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     if ((b + 1 + 1) % CHUNK_BLOCKS == 0 || b + 1 == BLOCKS - 1) running_total[(b + 1) / CHUNK_BLOCKS][threadIdx.x] = running;  // line 32
@@ -156,18 +155,17 @@ bfly_sample_distinct_f32_w4_k150_r3_swap(const float* __restrict__ weights, long
   {
     S a0[W];
     load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (36) * W + r);
-    screen_block(a0, screen);
+    check_block(a0, bad);
     build_table(a0, r);
     running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
     if ((36 + 1) % CHUNK_BLOCKS == 0 || 36 == BLOCKS - 1) running_total[(36) / CHUNK_BLOCKS][threadIdx.x] = running;  // line 32
   }  // the last blocks
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
-  // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable
-  // weights; in any other group (a negative, NaN, infinite or -0.0 weight somewhere in it) each lane tests its own row
-  // weight by weight. One ballot for the common case.
-  const bool bad_row = bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M &&
-                       bfly::row_has_unusable_weight(my_row, K);
+  // Lane j set bit k for an unusable value of row k: combine the group's bits (log2 W shuffles).
+  bad |= __shfl_xor_sync(FULL, bad, 1, W);
+  bad |= __shfl_xor_sync(FULL, bad, 2, W);
+  const bool bad_row = ((bad >> r) & 1u) != 0u;
   const S total = running;
   const bool valid = m < M && !bad_row && bfly::valid_total(total);
   const bfly::RowWeights<T> weight_of{my_row};  // weight k of this lane's row, widened to S

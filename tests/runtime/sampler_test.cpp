@@ -50,6 +50,8 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(16384, gen::ElementType::f16, none, 32768).operation,
             gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // no pairs for odd K
+            gen::Operation::sample_split);
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f64, none, 32768).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::f64, none, 32761).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(8192, gen::ElementType::f64, none, 16384).operation, gen::Operation::sample_split);

@@ -35,6 +35,10 @@ struct SampleChoice {
 // other kernel, so a caller that needs the same draws whatever M forces the operation.
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
 
+// The shape part of that rule: whether M rows of K weights of `type` (M = 0: unknown) are split over CTAs, before
+// the exception of 16-bit weights in pairs (one draw from weights only). The forms (logits, several draws) follow it.
+bool rows_split_by_shape(int K, ElementType type, long long M);
+
 // The spec to launch for rows that start at `weights`, `ld` elements apart: `spec` itself, except that sample_pairs
 // loads two weights at once and so needs every row to start on a pair (weights aligned to two elements, ld even);
 // for rows that do not, the row kernel with the same W, R and variant (Operation::sample) draws instead.

@@ -136,10 +136,16 @@ inline constexpr int kRegisterBlocksInFlight = 2;
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
 
+// Whether pass 1 screens the weights (one integer max each, a per-weight test only for a group that fails the screen;
+// docs/DESIGN.md section 6) rather than testing every weight: the plain sample kernel (weights, one draw; sample and
+// sample_pairs). The forms with several draws keep the per-weight test (their pass 1 measured slower screened).
+bool screens_weights(const KernelSpec& spec);
+
 // Whether pass 1 of the plain sample kernel (weights, one draw) loads its registers through per-lane row pointers
 // worked out once, in the order of its block totals (docs/DESIGN.md section 14): rows of 2 to kSlotRowsMaxBlocks
-// blocks that are not staged. A row of one block keeps the table that pass 2 searches; longer rows, and the register
-// loads of a staged kernel, load block by block as the paper does.
+// blocks of 4-byte columns (f32, 16-bit pairs) that are not staged. A row of one block keeps the table that pass 2
+// searches; longer rows, 8-byte columns and the register loads of a staged kernel load block by block as the paper
+// does.
 bool loads_row_by_slots(const KernelSpec& spec);
 inline constexpr int kSlotRowsMaxBlocks = 8;
 
