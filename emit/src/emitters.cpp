@@ -205,18 +205,34 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
   }
   w.blank();
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
-  w.line("// Blocks past the last (a chunk that ends early) read as zeros.");
+  w.line("// Blocks past the last (a chunk that ends early) read as zeros.{}",
+         screens_weights(spec) ? " `row` walks the group's rows." : "");
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
         "int rows_left, int block, int r)");
+    // The plain kernel steps a pointer from row to row; the forms with several draws, whose pass 2 runs once a draw,
+    // index each row (a pointer walk measured slower there: docs/DESIGN.md section 14).
+    const bool walk = screens_weights(spec);
+    if (walk)
+      w.line("const T* row = rows + {}(FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k", pairs ? "2 * " : "");
     for (int k = 0; k < spec.W; ++k) {
-      const std::string offset = fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "");
-      w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
-      w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
-             pairs ? fmt::format("bfly::pair_sum(bfly::load_pair(rows + {}))", offset)
-                   : widened(spec, fmt::format("rows[{}]", offset)),
-             S);
+      if (walk) {
+        const std::string element = fmt::format("row + {}b * W", pairs ? "2 * " : "");
+        w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W);{1}", k,
+               padded ? " const int c = FIRST_BLOCK_COLUMN + b * W + r;" : "");
+        w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}{4}", k, padded ? " && c >= 0" : "",
+               pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({}))", element)
+                     : widened(spec, fmt::format("*({})", element)),
+               S, k + 1 < spec.W ? " row += ld;" : "");
+      } else {
+        const std::string offset = fmt::format("{} * ld + {}c", k, pairs ? "2 * " : "");
+        w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;", k);
+        w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}", k, padded ? " && c >= 0" : "",
+               pairs ? fmt::format("bfly::pair_sum(bfly::load_pair(rows + {}))", offset)
+                     : widened(spec, fmt::format("rows[{}]", offset)),
+               S);
+      }
     }
   }
 }

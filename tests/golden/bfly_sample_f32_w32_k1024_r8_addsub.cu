@@ -282,72 +282,73 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
-  { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS ? rows[0 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS ? rows[1 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS ? rows[2 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS ? rows[3 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[4] = 4 < rows_left && b < BLOCKS ? rows[4 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[5] = 5 < rows_left && b < BLOCKS ? rows[5 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[6] = 6 < rows_left && b < BLOCKS ? rows[6 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[7] = 7 < rows_left && b < BLOCKS ? rows[7 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 8, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[8] = 8 < rows_left && b < BLOCKS ? rows[8 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 9, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[9] = 9 < rows_left && b < BLOCKS ? rows[9 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 10, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[10] = 10 < rows_left && b < BLOCKS ? rows[10 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 11, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[11] = 11 < rows_left && b < BLOCKS ? rows[11 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 12, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[12] = 12 < rows_left && b < BLOCKS ? rows[12 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 13, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[13] = 13 < rows_left && b < BLOCKS ? rows[13 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 14, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[14] = 14 < rows_left && b < BLOCKS ? rows[14 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 15, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[15] = 15 < rows_left && b < BLOCKS ? rows[15 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 16, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[16] = 16 < rows_left && b < BLOCKS ? rows[16 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 17, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[17] = 17 < rows_left && b < BLOCKS ? rows[17 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 18, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[18] = 18 < rows_left && b < BLOCKS ? rows[18 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 19, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[19] = 19 < rows_left && b < BLOCKS ? rows[19 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 20, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[20] = 20 < rows_left && b < BLOCKS ? rows[20 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 21, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[21] = 21 < rows_left && b < BLOCKS ? rows[21 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 22, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[22] = 22 < rows_left && b < BLOCKS ? rows[22 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 23, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[23] = 23 < rows_left && b < BLOCKS ? rows[23 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 24, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[24] = 24 < rows_left && b < BLOCKS ? rows[24 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 25, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[25] = 25 < rows_left && b < BLOCKS ? rows[25 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 26, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[26] = 26 < rows_left && b < BLOCKS ? rows[26 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 27, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[27] = 27 < rows_left && b < BLOCKS ? rows[27 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 28, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[28] = 28 < rows_left && b < BLOCKS ? rows[28 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 29, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[29] = 29 < rows_left && b < BLOCKS ? rows[29 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 30, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[30] = 30 < rows_left && b < BLOCKS ? rows[30 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 31, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[31] = 31 < rows_left && b < BLOCKS ? rows[31 * ld + c] : T(0); }
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
+  { const int b = __shfl_sync(FULL, block, 0, W);
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 1, W);
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 2, W);
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 3, W);
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 4, W);
+    a[4] = 4 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 5, W);
+    a[5] = 5 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 6, W);
+    a[6] = 6 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 7, W);
+    a[7] = 7 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 8, W);
+    a[8] = 8 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 9, W);
+    a[9] = 9 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 10, W);
+    a[10] = 10 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 11, W);
+    a[11] = 11 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 12, W);
+    a[12] = 12 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 13, W);
+    a[13] = 13 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 14, W);
+    a[14] = 14 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 15, W);
+    a[15] = 15 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 16, W);
+    a[16] = 16 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 17, W);
+    a[17] = 17 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 18, W);
+    a[18] = 18 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 19, W);
+    a[19] = 19 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 20, W);
+    a[20] = 20 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 21, W);
+    a[21] = 21 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 22, W);
+    a[22] = 22 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 23, W);
+    a[23] = 23 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 24, W);
+    a[24] = 24 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 25, W);
+    a[25] = 25 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 26, W);
+    a[26] = 26 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 27, W);
+    a[27] = 27 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 28, W);
+    a[28] = 28 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 29, W);
+    a[29] = 29 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 30, W);
+    a[30] = 30 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 31, W);
+    a[31] = 31 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1

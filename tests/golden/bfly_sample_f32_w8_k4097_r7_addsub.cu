@@ -69,24 +69,25 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
-  { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS ? rows[0 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS ? rows[1 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS ? rows[2 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS ? rows[3 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[4] = 4 < rows_left && b < BLOCKS ? rows[4 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[5] = 5 < rows_left && b < BLOCKS ? rows[5 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[6] = 6 < rows_left && b < BLOCKS ? rows[6 * ld + c] : T(0); }
-  { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[7] = 7 < rows_left && b < BLOCKS ? rows[7 * ld + c] : T(0); }
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
+  { const int b = __shfl_sync(FULL, block, 0, W);
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 1, W);
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 2, W);
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 3, W);
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 4, W);
+    a[4] = 4 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 5, W);
+    a[5] = 5 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 6, W);
+    a[6] = 6 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
+  { const int b = __shfl_sync(FULL, block, 7, W);
+    a[7] = 7 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1

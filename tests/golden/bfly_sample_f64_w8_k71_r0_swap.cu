@@ -70,24 +70,25 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 }
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
-// Blocks past the last (a chunk that ends early) read as zeros.
+// Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
 __device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
+  const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
   { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[0] = 0 < rows_left && b < BLOCKS && c >= 0 ? rows[0 * ld + c] : T(0); }
+    a[0] = 0 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[1] = 1 < rows_left && b < BLOCKS && c >= 0 ? rows[1 * ld + c] : T(0); }
+    a[1] = 1 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[2] = 2 < rows_left && b < BLOCKS && c >= 0 ? rows[2 * ld + c] : T(0); }
+    a[2] = 2 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[3] = 3 < rows_left && b < BLOCKS && c >= 0 ? rows[3 * ld + c] : T(0); }
+    a[3] = 3 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[4] = 4 < rows_left && b < BLOCKS && c >= 0 ? rows[4 * ld + c] : T(0); }
+    a[4] = 4 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[5] = 5 < rows_left && b < BLOCKS && c >= 0 ? rows[5 * ld + c] : T(0); }
+    a[5] = 5 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[6] = 6 < rows_left && b < BLOCKS && c >= 0 ? rows[6 * ld + c] : T(0); }
+    a[6] = 6 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    a[7] = 7 < rows_left && b < BLOCKS && c >= 0 ? rows[7 * ld + c] : T(0); }
+    a[7] = 7 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); }
 }
 
 // Add-only binary search of lane r's own block in the swap table (Figure 4). The range lo .. lo+2*bit-1
