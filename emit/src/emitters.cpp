@@ -241,7 +241,7 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
   const std::string factor = pairs ? "2 * " : "";
-  const int permuted = std::min(spec.W, kPermutedRows);
+  const int permuted = permuted_rows(spec.W);
   comment_paragraph(fmt::format(
       "Pass 1's register loads of a short row (Algorithm 5 / Algorithm 8 lines 13-17, transposed access; "
       "docs/DESIGN.md section 14): slot s of lane r reads row s ^ (r & {}) of the group, block_total's order, "
@@ -349,14 +349,14 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
       "block 0's) of every row, the {} the register loads read from global memory, but into slot s it puts row "
       "s ^ (r & {}) of the tile, the order block_total needs.{}",
-      pairs ? "pair" : "weight", std::min(spec.W, kPermutedRows) - 1,
+      pairs ? "pair" : "weight", permuted_rows(spec.W) - 1,
       pairs ? " Each pair is screened as the register loads screen it." : ""), w);
   {
     auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
                         " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle" +
                         (pairs ? ", unsigned int& screen)" : ")"));
     w.line("const int place = (column & (RING_COLUMNS - 1)) ^ swizzle;  // the same for every row");
-    const int groups = std::min(spec.W, kPermutedRows);
+    const int groups = permuted_rows(spec.W);
     for (int t = 0; t < groups; ++t)
       w.line("const Column* const row{0} = &ring[{0} ^ (r & {1})][place];  // slots {0}, {0} + {2}, ...", t, groups - 1,
              groups);
@@ -372,7 +372,7 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
 }
 
 void block_total(int W, CodeWriter& w) {
-  const int permuted = std::min(W, kPermutedRows);
+  const int permuted = permuted_rows(W);
   comment_paragraph(fmt::format(
       "Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r "
       "holds row s ^ (r & {0}) of the tile (the staged loads or the row slots), so in the first levels of the "
@@ -457,7 +457,6 @@ OperationText sample_text(const KernelSpec&) {
   t.prepare_block = "screen_block({a}, screen)";
   t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
   t.remnant_guard = "m < M";
-  t.screen_weights = true;
   return t;
 }
 
@@ -563,13 +562,13 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    if (op.screen_weights && spec.weights_per_column() == 2) {
+    if (screens_weights(spec) && spec.weights_per_column() == 2) {
       w.line("const bfly::WeightPair<T> pair = bfly::load_pair(my_row + 2 * j);");
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
     } else {
       w.line("const {} x = {};", S, op.remnant_is_sum ? op.remnant_element : widened(spec, op.remnant_element));
-      if (op.screen_weights) w.line("screen = bfly::screen_weight(screen, x);");
+      if (screens_weights(spec)) w.line("screen = bfly::screen_weight(screen, x);");
       w.line("remnant_total += x;");
     }
   } else {
@@ -580,9 +579,12 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   const auto load = [&](const char* a, const char* b) {
     w.line("{};", fmt::format(fmt::runtime(op.load_block), fmt::arg("a", a), fmt::arg("b", b)));
   };
-  const auto use = [&](const char* a, const char* b) {
+  const auto prepare = [&](const std::string& a, const std::string& b) {
     if (!op.prepare_block.empty())
       w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
+  };
+  const auto use = [&](const char* a, const char* b) {
+    prepare(a, b);
     w.line("build_table({}, r);", a);
     w.line("running += {}[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total", a);
   };
@@ -607,18 +609,9 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   const BlockStep load_tile = [&](const std::string& a, const std::string& b) { load(a.c_str(), b.c_str()); };
   // The staged loads and the row slots fill the tile's slots in block_total's order: pass 1 needs only the totals.
   const BlockStep total_and_store = [&](const std::string& a, const std::string& b) {
-    if (!op.prepare_block.empty())
-      w.line("{};", fmt::format(fmt::runtime(op.prepare_block), fmt::arg("a", a), fmt::arg("b", b)));
+    prepare(a, b);
     w.line("running += block_total({}, r);  // Algorithm 8 line 31: this lane's block total", a);
     store(b);
-  };
-  // The register loads of the plain kernel: through the row slots, in block_total's order.
-  const auto slot_loop = [&] {
-    w.line("const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);");
-    const BlockStep load_slots = [&](const std::string& a, const std::string& b) {
-      w.line("load_row_block({}, slots, {}, r{});", a, b, spec.weights_per_column() == 2 ? ", screen" : "");
-    };
-    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_slots, total_and_store, w);
   };
   if (pass1_stages(spec) > 0) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
@@ -639,7 +632,11 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
   if (loads_row_by_slots(spec)) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed loads through the row slots, the block totals.");
-    slot_loop();
+    w.line("const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);");
+    const BlockStep load_slots = [&](const std::string& a, const std::string& b) {
+      w.line("load_row_block({}, slots, {}, r{});", a, b, spec.weights_per_column() == 2 ? ", screen" : "");
+    };
+    block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_slots, total_and_store, w);
     return;
   }
   w.line("// Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.");

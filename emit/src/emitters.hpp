@@ -16,8 +16,9 @@ namespace bfly::gen::emit {
 inline constexpr int kRedraws = 8;
 
 // Rows of a tile whose slots pass 1's staged loads permute by lane (slot s of lane r holds row s ^ (r & 3)), so that
-// block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14).
+// block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14). permuted_rows(W): as many, at most W.
 inline constexpr int kPermutedRows = 4;
+inline int permuted_rows(int W) { return W < kPermutedRows ? W : kPermutedRows; }
 
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
@@ -55,7 +56,6 @@ struct OperationText {
   std::string prepare_block;    // statement run on tile {a} of block {b} once its loads are needed
   std::string load_chosen;      // statement filling a[] with each lane's block {} (pass 2)
   std::string remnant_guard;    // condition under which this lane has a row to read
-  bool screen_weights = false;  // pass 1's screen of the weights in `screen` (explicit weights only, section 6)
   bool remnant_is_sum = false;  // remnant_element is already in the accumulator (a pair's sum): not widened
 };
 

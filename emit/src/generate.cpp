@@ -183,7 +183,7 @@ std::string generate_table_kernel(int W, Variant variant, std::string* kernel_na
   w.blank();
   w.line("// One CTA of W threads. table[i * W + j] receives row i, lane j of the built table; totals[j], when given,");
   w.line("// lane j's block total as pass 1 forms it (block_total, slot s of lane j holding row s ^ (j & {})).",
-         std::min(W, emit::kPermutedRows) - 1);
+         emit::permuted_rows(W) - 1);
   {
     auto kernel = w.scope(fmt::format("extern \"C\" __global__ void {}(bfly::Sym* table, bfly::Sym* totals)", name));
     w.line("using namespace {}_detail;", name);
@@ -194,7 +194,7 @@ std::string generate_table_kernel(int W, Variant variant, std::string* kernel_na
     w.line("for (int i = 0; i < W; ++i) table[i * W + r] = a[i];");
     auto totals = w.scope("if (totals != nullptr)");
     w.line("bfly::Sym b[W];");
-    w.line("for (int s = 0; s < W; ++s) b[s] = bfly::Sym::element(s ^ (r & {}), r);", std::min(W, emit::kPermutedRows) - 1);
+    w.line("for (int s = 0; s < W; ++s) b[s] = bfly::Sym::element(s ^ (r & {}), r);", emit::permuted_rows(W) - 1);
     w.line("totals[r] = block_total(b, r);");
   }
   return w.text();

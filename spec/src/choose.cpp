@@ -50,6 +50,24 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks ? pairs : row;
 }
 
+// The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16
+// with K even, unless the caller forced the operation or W, the pairs kernel where it was faster.
+KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, Operation operation) {
+  KernelSpec spec;
+  spec.K = K;
+  spec.type = type;
+  spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
+  if (forced.W) spec.W = *forced.W;
+  // addsub (the paper's faster build) for f32; for f64 the swap build matched or beat it at every K of the H100
+  // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).
+  spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
+  spec.R = forced.R.value_or(std::min(8, spec.W - 1));
+  spec.operation = operation;  // sample, or sample_pairs (the same table over pairs of weights)
+  spec.validate();
+  if (forced.operation || forced.W || !is_narrow(type) || K % 2 != 0) return spec;
+  return pairs_when_faster(spec, forced.R.has_value());
+}
+
 }  // namespace
 
 bool rows_split_by_shape(int K, ElementType type, long long M) {
@@ -59,12 +77,8 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
   const bool split_by_shape = rows_split_by_shape(K, type, M);
   if (split_by_shape && is_narrow(type) && M >= kNarrowRowKernelFromRows && !forced.operation) {
-    SampleChoice rows = forced;
-    rows.operation = Operation::sample;
-    const KernelSpec pairs = choose_sample_spec(K, type, rows, M);
-    // choose_sample_spec keeps a forced operation as it is: ask for the pairs the way the chooser picks them.
-    const KernelSpec candidate = forced.W || K % 2 != 0 ? pairs : pairs_when_faster(pairs, forced.R.has_value());
-    if (candidate.operation == Operation::sample_pairs) return candidate;
+    const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
+    if (pairs.operation == Operation::sample_pairs) return pairs;
   }
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
@@ -99,19 +113,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  KernelSpec spec;
-  spec.K = K;
-  spec.type = type;
-  spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
-  if (forced.W) spec.W = *forced.W;
-  // addsub (the paper's faster build) for f32; for f64 the swap build matched or beat it at every K of the H100
-  // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).
-  spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
-  spec.R = forced.R.value_or(std::min(8, spec.W - 1));
-  spec.operation = operation;  // sample, or sample_pairs (the same table over pairs of weights)
-  spec.validate();
-  if (forced.operation || forced.W || !is_narrow(type) || K % 2 != 0) return spec;
-  return pairs_when_faster(spec, forced.R.has_value());
+  return row_kernel_spec(K, type, forced, operation);
 }
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {

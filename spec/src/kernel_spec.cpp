@@ -81,9 +81,6 @@ constexpr int kThreadsPerCta = 128;
 constexpr int kDocThreadsPerCta = 64;
 constexpr int kMaxStaticShared = 48 * 1024;
 constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
-// Blocks pass 1 loads before building the first of them. Measured on an H100 (bench/results, 2026-11-22): two
-// beat one and four for W = 16 and 32, f32 and f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
-constexpr int kBlocksInFlight = kRegisterBlocksInFlight;
 // The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
 // compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
 // experiments.md): f32 K = 16, 64, 71 went from 0.894, 0.885, 0.836 of the read ceiling to 0.917, 0.946, 0.903, f64
@@ -373,7 +370,7 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
     if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
   }
-  g.blocks_in_flight = std::clamp(blocks, 1, kBlocksInFlight);
+  g.blocks_in_flight = std::clamp(blocks, 1, kRegisterBlocksInFlight);
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
     g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));

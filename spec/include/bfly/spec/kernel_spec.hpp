@@ -123,7 +123,8 @@ int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
 // Tiles of W x W blocks whose register loads pass 1 issues before it builds the first (longer rows, and the register
-// loads of a staged kernel).
+// loads of a staged kernel). On an H100 (bench/results, 2026-11-22) two beat one and four for W = 16 and 32, f32 and
+// f64 (four tiles of W = 16 f32 ran at a third of the bandwidth).
 inline constexpr int kRegisterBlocksInFlight = 2;
 
 // Pass 1 of the plain sample kernel (weights, one draw; sample or sample_pairs) over columns of 4 bytes (f32
