@@ -152,7 +152,7 @@ const Form& form_named(const std::string& name) {
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
-      "                     bfly-small-w32, alg1, alg1-two-pass,\n"
+      "                     bfly-split-pairs-w32, bfly-small-w32, alg1, alg1-two-pass,\n"
       "                     alg4-regs, alg4-smem, warp-per-row); default all\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
@@ -296,15 +296,15 @@ std::string pairs_name(const PairsKernel& kernel) {
 }
 
 // The kernels for the ends of the K range (docs/DESIGN.md section 12), measured at every K where they apply:
-// bfly-split-w32 (one row over several CTAs) at every K, bfly-small-w32 (several short rows per lane) for K <= 32.
+// bfly-split-w32 (one row over several CTAs) at every K, bfly-split-pairs-w32 (the same over pairs of weights) at
+// every even K, bfly-small-w32 (several short rows per lane) for K <= 32.
 KernelSpec range_spec(bfly::gen::Operation operation, int K, ElementType type) {
   KernelSpec spec;
   spec.W = 32;
   spec.K = K;
   spec.R = 0;
   spec.type = type;
-  spec.variant = operation == bfly::gen::Operation::sample_split && type == ElementType::f64 ? Variant::swap
-                                                                                            : Variant::addsub;
+  spec.variant = bfly::gen::splits_rows(operation) && type == ElementType::f64 ? Variant::swap : Variant::addsub;
   spec.operation = operation;
   spec.validate();
   return spec;
@@ -341,6 +341,8 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (const PairsKernel& kernel : kPairsKernels)
         if (K % 2 == 0 && wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
       if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
+      if (wanted(o, "bfly-split-pairs-w32") && K % 2 == 0)
+        add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
         add(range_spec(bfly::gen::Operation::sample_small, K, type));
       if (wanted(o, "bfly-auto"))
@@ -593,12 +595,15 @@ class Bench {
       if (K % 2 == 0 && wanted(o_, pairs_name(kernel))) add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
     // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
     for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
+                                          std::pair{bfly::gen::Operation::sample_split_pairs, "bfly-split-pairs-w32"},
                                           std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {
-      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK)) continue;
+      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK) ||
+          (operation == bfly::gen::Operation::sample_split_pairs && K % 2 != 0))
+        continue;
       const KernelSpec spec = range_spec(operation, K, type);
       const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
       if (!kernel) continue;
-      const bool split = operation == bfly::gen::Operation::sample_split;
+      const bool split = bfly::gen::splits_rows(operation);
       if (split) reserve_split_scratch(M * bfly::gen::launch_geometry(spec).parts_per_row * sizeof(double), M);
       auto packed = std::make_shared<std::vector<bfly::gen::PackedArgs>>();
       for (int i = 0; i < 2 * slices; ++i) {

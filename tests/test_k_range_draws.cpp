@@ -62,7 +62,7 @@ using bfly::test::SplitScratch;
 template <typename T>
 void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
   const KernelSpec& spec = kernel.spec;
-  const bool split = spec.operation == bfly::gen::Operation::sample_split;
+  const bool split = bfly::gen::splits_rows(spec.operation);
   // sample_small: a few CTAs of rows, the last one partly filled.
   const long long rows = split ? rows_for(spec.K) : 2 * kernel.cpu.geometry.rows_per_cta + 37;
   // Rows apart by more than K; an even ld for sample_pairs, whose rows start on a pair of weights.

@@ -65,7 +65,8 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
   EXPECT_NE(thrown([] { family("nope"); })
                 .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
                       "sample_split, sample_split_draws, sample_split_distinct, sample_split_logits, "
-                      "sample_split_logits_distinct, sample_small, sample_pairs, lda_z, lda_z_doc, lda_alg1, lda_alg4"),
+                      "sample_split_logits_distinct, sample_small, sample_pairs, sample_split_pairs, lda_z, lda_z_doc, "
+                      "lda_alg1, lda_alg4"),
             std::string::npos);
 }
 
@@ -74,12 +75,18 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_EQ(family_of(choose_sample_spec(3, ElementType::f32)).name, "sample_small");
   EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::f32, {}, 16)).name, "sample_split");
   EXPECT_EQ(family_of(choose_sample_spec(100, ElementType::bf16)).name, "sample_pairs");
-  // sample_small and sample_pairs take the sample kernel's arguments; sample_split adds its scratch.
+  EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::bf16, {}, 16)).name, "sample_split_pairs");
+  EXPECT_EQ(family_of(choose_sample_spec(131071, ElementType::bf16, {}, 16)).name, "sample_split");  // K odd
+  // sample_small and sample_pairs take the sample kernel's arguments; sample_split adds its scratch, and
+  // sample_split_pairs takes sample_split's.
   EXPECT_EQ(family("sample_small").args.size(), family("sample").args.size());
   EXPECT_EQ(family("sample_pairs").args.size(), family("sample").args.size());
   EXPECT_TRUE(family("sample_pairs").rows_in_pairs);
   EXPECT_FALSE(family("sample").rows_in_pairs);
   EXPECT_EQ(family("sample_split").arg(ArgRole::scratch).name, "part_totals");
+  EXPECT_EQ(family("sample_split_pairs").args.size(), family("sample_split").args.size());
+  EXPECT_TRUE(family("sample_split_pairs").rows_in_pairs);
+  EXPECT_FALSE(family("sample_split").rows_in_pairs);
   EXPECT_EQ(family_of(choose_lda_z_spec(100, ElementType::f32)).name, "lda_z_doc");
   // The forms of sample (BFLY_SAMPLE_FORMS): each input kind and draws its family; logits with one draw has none.
   SampleChoice row_kernel;
@@ -99,7 +106,9 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_NE(thrown([&] { form.validate(); }).find("logits are drawn with draws = with_replacement"),
             std::string::npos);
   // sample_split's forms: the row kernel's, less one draw from logits, with the scratch after the counters.
-  KernelSpec split = choose_sample_spec(131072, ElementType::bf16, {}, 16);
+  SampleChoice split_kernel;
+  split_kernel.operation = Operation::sample_split;
+  KernelSpec split = choose_sample_spec(131072, ElementType::bf16, split_kernel, 16);
   const std::pair<std::pair<InputKind, Draws>, std::string_view> split_forms[] = {
       {{InputKind::weights, Draws::one}, "sample_split"},
       {{InputKind::weights, Draws::with_replacement}, "sample_split_draws"},

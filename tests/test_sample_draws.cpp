@@ -270,7 +270,7 @@ void run_form(const CpuKernel& kernel, const void* x, long long ld, double tempe
   unsigned long long* arrivals = scratch.arrivals.data();
   auto args = [&]() -> bfly::gen::PackedArgs {
     const bfly::gen::KernelFamily& family = bfly::gen::family(kernel.cpu.family);
-    if (spec.operation != bfly::gen::Operation::sample_split) {
+    if (!bfly::gen::splits_rows(spec.operation)) {
       if (logits)
         return {family, spec.type, kernel.name,
                 {x, kRows, ld, temperature, num_samples, out, invalid, seed, iteration}, spec.K};
@@ -295,7 +295,7 @@ void check_kernel(const CpuKernel& kernel, Counts& counts) {
   const KernelSpec& spec = kernel.spec;
   const bool logits = spec.input == InputKind::logits;
   const bool distinct = spec.draws == Draws::without_replacement;
-  const bool split = spec.operation == bfly::gen::Operation::sample_split;
+  const bool split = bfly::gen::splits_rows(spec.operation);
   SplitScratch scratch(spec, kRows);  // one scratch for every launch: the kernel leaves its counters at zero
   const long long ld = spec.K + 5;
   std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));

@@ -46,7 +46,7 @@ std::string describe(const Source& source) {
 
 Source generate(const KernelSpec& spec) {
   spec.validate();
-  if (spec.operation == Operation::sample_split) return emit::generate_sample_split(spec);
+  if (splits_rows(spec.operation)) return emit::generate_sample_split(spec);
   if (spec.operation == Operation::sample_small) return emit::generate_sample_small(spec);
   if (spec.input != InputKind::weights || spec.draws != Draws::one) return generate_sample_draws(spec);
   const LaunchGeometry geometry = launch_geometry(spec);

@@ -1,6 +1,7 @@
 // generate_sample_split(): the sample_split kernels, one row split over several CTAs with a two-level table
-// (docs/DESIGN.md section 12), in their three forms: one draw per row of weights, num_samples draws with
-// replacement, and draws from softmax(logits / T). The table build and the block search are the shared emitters';
+// (docs/DESIGN.md section 12), in their forms: one draw per row of weights, num_samples draws with and without
+// replacement, and draws from softmax(logits / T); and sample_split_pairs, one draw per row with two adjacent
+// weights per table entry (section 13). The table build and the block search are the shared emitters';
 // the constants, the tile loads, level 1's pass and what differs between the forms are this file's, the rest is
 // templates/bfly/sample_split_kernel.skeleton.cuh.
 #include "bfly/emit/code_writer.hpp"
@@ -18,6 +19,8 @@ namespace {
 
 bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
 bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
+// sample_split_pairs: a column of the table is a pair of adjacent weights, loaded as one word and screened as loaded.
+bool pairs(const KernelSpec& spec) { return spec.weights_per_column() == 2; }
 
 // Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
 // reaches past the last tile.
@@ -25,7 +28,7 @@ bool tiles_need_guard(const KernelSpec& spec, const LaunchGeometry& g) {
   const int tile_size = spec.W * spec.W;
   const int tiles = g.parts_per_row / spec.W;
   const int tiles_per_cta = g.threads_per_cta / spec.W * g.blocks_in_flight;
-  return spec.K % tile_size != 0 || tiles % tiles_per_cta != 0;
+  return spec.columns() % tile_size != 0 || tiles % tiles_per_cta != 0;
 }
 
 void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
@@ -46,9 +49,15 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   w.line("constexpr int W = {};  // lanes per group, parts per tile and {} per part", spec.W, noun);
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
-  w.line("constexpr int TILES = {};  // W x W tiles per row{}", tiles,
-         spec.K % (spec.W * spec.W) ? " (the last padded with zero weights past K)" : "");
-  w.line("constexpr int PARTS = {};  // parts of W {} per row: level 1 of the table", g.parts_per_row, noun);
+  if (pairs(spec))
+    w.line("constexpr int COLUMNS = K / 2;  // pairs of adjacent weights per row: the table's columns");
+  const std::string_view columns = pairs(spec) ? "pairs" : noun;
+  const std::string_view padding = pairs(spec)    ? " (the last padded with zero pairs past COLUMNS)"
+                                   : logits(spec) ? " (the last padded with -inf logits past K)"
+                                                  : " (the last padded with zero weights past K)";
+  w.line("constexpr int TILES = {};  // W x W tiles {}per row{}", tiles, pairs(spec) ? "of pairs " : "",
+         spec.columns() % (spec.W * spec.W) ? padding : "");
+  w.line("constexpr int PARTS = {};  // parts of W {} per row: level 1 of the table", g.parts_per_row, columns);
   w.line("constexpr int THREADS = {};  // threads per CTA", g.threads_per_cta);
   w.line("constexpr int GROUPS = {};  // groups of W lanes per CTA", g.threads_per_cta / spec.W);
   w.line("constexpr int TILES_PER_GROUP = {};  // tiles a group loads before it builds the first of them",
@@ -70,11 +79,57 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   }
 }
 
+// sample_split_pairs' loads: the tile over pairs, screened as loaded, and the per-weight test behind the screen; then
+// the block search that also returns the running total before the column it finds.
+void pair_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
+  const bool guard = tiles_need_guard(spec, g);
+  const std::string_view S = sum_type(spec);
+  w.line("// Algorithm 8 lines 13-17 over pairs, transposed access: part k of tile `tile` is the W pairs (2 W weights)");
+  w.line("// from column tile * W * W + k * W; on step k lane r loads pair r of part k as one word (bfly::load_pair), so");
+  w.line("// the W lanes read 2 W consecutive weights. Afterwards a[k] of lane r is the sum of pair r of part k");
+  w.line("// (bfly::pair_sum), and `screen` has taken the pair as loaded (pass 1's screen, docs/DESIGN.md section 6).");
+  if (guard) w.line("// Pairs past COLUMNS read as zeros.");
+  {
+    auto body = w.scope(fmt::format(
+        "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r, unsigned int& screen)",
+        S));
+    w.line("const int c = tile * (W * W) + r;");
+    for (int k = 0; k < spec.W; ++k) {
+      const std::string load = fmt::format("bfly::load_pair(row + 2 * (c + {} * W))", k);
+      w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}",
+             guard ? fmt::format("c + {} * W < COLUMNS ? {} : bfly::WeightPair<T>{{}}", k, load) : load, k);
+    }
+  }
+  w.blank();
+  w.line("// The per-weight test behind the screen: whether a weight of the TILES_PER_GROUP tiles this lane loaded from");
+  w.line("// `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a -0.0 fails");
+  w.line("// it, and is usable), so it reads its own pairs again, weight by weight.");
+  {
+    auto body = w.scope("__device__ bool lane_has_unusable_weight(const T* row, int first_tile, int r)");
+    w.line("bool bad = false;");
+    {
+      auto tiles = w.scope("for (int tile = first_tile; tile < first_tile + TILES_PER_GROUP; ++tile)");
+      auto parts = w.scope("for (int k = 0; k < W; ++k)");
+      w.line("const int column = tile * (W * W) + k * W + r;");
+      w.line("if (column < COLUMNS)");
+      w.line("  bad |= !bfly::valid_weight({}) || !bfly::valid_weight({});", widened(spec, "row[2 * column]"),
+             widened(spec, "row[2 * column + 1]"));
+    }
+    w.line("return bad;");
+  }
+  w.blank();
+  search_block(spec.W, spec.variant, w, S, /*low_out=*/true);
+}
+
 void split_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
   const bool guard = tiles_need_guard(spec, g);
   const std::string_view S = sum_type(spec);
   build_table(spec.W, spec.variant, w);
   w.blank();
+  if (pairs(spec)) {
+    pair_functions(spec, g, w);
+    return;
+  }
   const std::string_view noun = logits(spec) ? "logit" : "weight";
   const std::string element = logits(spec) ? "bfly::widen(row[c + {} * W])" : widened(spec, "row[c + {} * W]");
   w.line("// Algorithm 8 lines 13-17, transposed access: part k of tile `tile` is the W {0}s from column", noun);
@@ -121,12 +176,15 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   const bool guard = tiles_need_guard(spec, g);
   const int in_flight = g.blocks_in_flight;
   w.line("// Group g of slice s takes the TILES_PER_GROUP tiles from s * TILES_PER_CTA + g * TILES_PER_GROUP; their");
-  w.line("// loads are all issued before the first table is built, so TILES_PER_GROUP * W weights per lane are in flight.");
+  w.line("// loads are all issued before the first table is built, so TILES_PER_GROUP * W {} per lane are in flight.",
+         pairs(spec) ? "pairs" : logits(spec) ? "logits" : "weights");
   w.line("const int first_tile = slice * TILES_PER_CTA + group * TILES_PER_GROUP;");
   std::string tiles;
   for (int u = 0; u < in_flight; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
   w.line("{} {};", sum_type(spec), tiles);
-  for (int u = 0; u < in_flight; ++u) w.line("load_tile(a{0}, row, first_tile + {0}, r);", u);
+  if (pairs(spec)) w.line("unsigned int screen = 0u;  // the largest bit pattern of each half of the pairs this lane loads");
+  for (int u = 0; u < in_flight; ++u)
+    w.line("load_tile(a{0}, row, first_tile + {0}, r{1});", u, pairs(spec) ? ", screen" : "");
   if (logits(spec)) {
     w.line("// The CTA's maximum (online softmax over the CTAs of a row): each lane's, its warp's (one redux), then the");
     w.line("// warps' through shared memory. Level 1 sums the weights under it; the last CTA rescales to the row's.");
@@ -143,7 +201,7 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   for (int u = 0; u < in_flight; ++u) {
     if (logits(spec))
       w.line("to_weights(a{}, cta_max, scale);", u);
-    else
+    else if (!pairs(spec))
       w.line("check_tile(a{}, bad);", u);
     w.line("build_table(a{}, r);  // Algorithm 8 lines 18-30", u);
     const std::string store =
@@ -152,6 +210,11 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
       w.line("if (first_tile + {} < TILES) {}", u, store);
     else
       w.line("{}", store);
+  }
+  if (pairs(spec)) {
+    w.line("// The screen passed: every weight this lane loaded is usable. Else (an unusable weight, or a -0.0) the lane");
+    w.line("// tests its pairs weight by weight.");
+    w.line("if (!bfly::pair_screen_passed(screen, T())) bad = lane_has_unusable_weight(row, first_tile, r);");
   }
 }
 
@@ -168,16 +231,20 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
       : spec.draws != Draws::one
           ? fmt::format("The {} kernel: it draws num_samples {} per row of M x K weights, {},", family_of(spec).name,
                         kind, how)
+      : pairs(spec)
+          ? std::string("The sample_split_pairs kernel: it draws one category per row of M x K weights, two adjacent "
+                        "weights (one load) per table entry and one comparison between them after the search "
+                        "(docs/DESIGN.md section 13),")
           : std::string("The sample_split kernel: it draws one category per row of M x K weights,");
   comment_paragraph(
       fmt::format("{} each row split over several CTAs, with the butterfly-patterned partial sums of Steele and Tristan "
                   "(\"Using Butterfly-Patterned Partial Sums to Draw from Discrete Distributions\", ACM TOPC 2019): the "
                   "tiles of Algorithm 8, a two-level search (Algorithm 9 over the part totals, then Algorithm 10 in the "
-                  "chosen part), {} variant ({}). Level 1 reads every {} once and writes one total per part of W of "
+                  "chosen part), {} variant ({}). Level 1 reads every {} once and writes one total per part of W {} "
                   "them; the last CTA of a row searches the part totals, reloads the chosen part's tile and searches its "
                   "table, once per draw.{}",
                   what, name_of(spec.variant), spec.variant == Variant::addsub ? "Figure 8" : "Figure 4",
-                  logits(spec) ? "logit" : "weight",
+                  logits(spec) ? "logit" : "weight", pairs(spec) ? "pairs of" : "of",
                   logits(spec) ? " The weights are e^((x - max) / T): each CTA sums its parts under its own maximum, "
                                  "and the last CTA rescales them to the row's (docs/DESIGN.md sections 11 and 12)."
                                : ""),
@@ -192,7 +259,12 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
 void tile_weights(const KernelSpec& spec, CodeWriter& w) {
   if (logits(spec))
     w.line("const S tile_max = slice_max[tile / TILES_PER_CTA];  // the maximum level 1 summed this tile under");
-  w.line("load_tile(a, row, tile, r);");
+  if (pairs(spec)) {
+    w.line("unsigned int tile_screen = 0u;  // level 1 screened these pairs already");
+    w.line("load_tile(a, row, tile, r, tile_screen);");
+  } else {
+    w.line("load_tile(a, row, tile, r);");
+  }
   if (logits(spec)) w.line("to_weights(a, tile_max, scale);");
 }
 
@@ -204,6 +276,7 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   const std::string S(sum_type(spec));
   values["input"] = logits(spec) ? "logits" : "weights";
   values["element_noun"] = logits(spec) ? "logit" : "weight";
+  values["column_noun"] = pairs(spec) ? "pair" : values["element_noun"];
   const int min_ctas = min_ctas_per_sm(spec);  // __launch_bounds__'s CTAs per SM, when the spec asks for one
   values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);
   std::string state;
@@ -249,6 +322,19 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   // row W-1 of the searcher's table).
   values["level2_target"] =
       logits(spec) ? "bfly::unscaled_target(part_targets[group], factor, a[W - 1])" : "part_targets[group]";
+  if (pairs(spec)) {
+    values["level2_search"] = "S before = S(0);  // on return: the running total within the part before the pair found\n"
+                              "const int column = search_block(a, r, t, before, a[W - 1]);";
+    values["level2_draw"] =
+        "// Pair `pair` holds the weights 2 * pair and 2 * pair + 1: the first is drawn when u' lies below the running\n"
+        "// total before the pair plus the first weight, else the second. A padded pair (past COLUMNS) and a zero weight\n"
+        "// reached through rounding are drawn again sequentially below.\n"
+        "const int pair = tile * (W * W) + owner * W + column;\n"
+        "int draw = pair < COLUMNS ? 2 * pair + (t < before + " + widened(spec, "row[2 * pair]") + " ? 0 : 1) : K;";
+  } else {
+    values["level2_search"] = "const int column = search_block(a, r, t, S(0), a[W - 1]);";
+    values["level2_draw"] = "int draw = tile * (W * W) + owner * W + column;";
+  }
   const std::string drawn_weight =
       logits(spec) ? "bfly::logit_weight(bfly::widen(row[draw]), tile_max, scale)" : widened(spec, "row[draw]");
   values["unusable_draw"] = fmt::format("draw >= K || !({} > S(0)){}", drawn_weight,

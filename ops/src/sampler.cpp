@@ -29,7 +29,7 @@ void check_categories(int K) {
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals,
                                  unsigned long long* arrivals) {
-  if (spec.operation == gen::Operation::sample_split)
+  if (gen::splits_rows(spec.operation))
     return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
                            {weights, M, ld, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
   return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
@@ -61,7 +61,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
   check_categories(K);
   SampleReport report;
   report.spec = gen::fit_to_rows(spec_for(K, type, M), weights, ld);
-  if (report.spec.operation == gen::Operation::sample_split) {
+  if (gen::splits_rows(report.spec.operation)) {
     check_sample_call(K, type, weights, M, ld, out);
     if (M == 0) return report;
     SplitScratch& scratch = state_->split_scratch[current_context()];

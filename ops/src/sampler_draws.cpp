@@ -64,7 +64,7 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
                                 const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
                                 void* part_totals, unsigned long long* arrivals) {
   const gen::KernelFamily& family = gen::family_of(spec);
-  const bool split = spec.operation == gen::Operation::sample_split;
+  const bool split = gen::splits_rows(spec.operation);
   if (spec.input == gen::InputKind::logits && split)
     return gen::PackedArgs(family, spec.type, kCaller,
                            {input, M, ld, request.temperature, request.num_samples, out, nullptr, part_totals,
@@ -104,7 +104,7 @@ SampleReport Sampler::sample_draws(const void* input, gen::ElementType type, lon
   report.spec = draws_spec(K, type, request, options_, M);
   gen::PackedArgs args = checked_arguments(report.spec, input, M, ld, request, out, seed, iteration);
   if (M == 0) return report;
-  if (report.spec.operation == gen::Operation::sample_split) {
+  if (gen::splits_rows(report.spec.operation)) {
     SplitScratch& scratch = state_->split_scratch[current_context()];
     scratch.reserve_rows(report.spec, M);
     args = draws_arguments(report.spec, input, M, ld, request, out, seed, iteration,

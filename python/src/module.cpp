@@ -106,7 +106,7 @@ class CpuKernelLibrary {
                                     bfly::gen::kernel_name(call.spec), name_));
     std::vector<unsigned char> part_totals;
     std::vector<unsigned long long> arrivals;
-    if (spec_.operation == bfly::gen::Operation::sample_split) {
+    if (bfly::gen::splits_rows(spec_.operation)) {
       const auto parts = static_cast<std::size_t>(call.M) * bfly::gen::part_totals_per_row(spec_);
       part_totals.resize(parts * bfly::gen::size_of(bfly::gen::accumulator_of(spec_.type)));
       arrivals.assign(static_cast<std::size_t>(call.M), 0ull);

@@ -195,7 +195,7 @@ class GpuLaunches {
  public:
   void launch(const SampleCall& call, int* out, CUstream stream) {
     if (call.M == 0) return;
-    if (call.spec.operation == bfly::gen::Operation::sample_split) {
+    if (bfly::gen::splits_rows(call.spec.operation)) {
       auto* s = reinterpret_cast<CUstream_st*>(stream);
       if (call.spec.draws == Draws::one)
         sampler_.sample(call.input, call.spec.type, call.M, call.spec.K, call.ld, out, call.seed, call.iteration, s);

@@ -25,10 +25,12 @@ constexpr int doc_w32_from_k(ElementType type) { return type == ElementType::f32
 // 0.818 in rows against 0.770 split and ties at 8192 and 16384 (0.904 / 0.900, 0.888 / 0.890).
 int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 : 4096; }
 
-// 16-bit weights keep the row kernel over pairs (staged) from this many rows on, whatever K: the split kernel loads
-// them one 2-byte weight a lane and read bf16 K = 8192 (65536 rows) at 0.699 of the read ceiling against 0.829 in
-// pairs, K = 16384 (32768 rows) at 0.602 against 0.768 (-2026-11-27-split-vs-row-e8.csv). Not the row kernel over
-// single 16-bit weights (odd K): K = 4097 read 0.119 in it against 0.264 split (-2026-11-27-k-range-final-*.csv).
+// 16-bit weights that the shape rule splits below kSplitFromK keep the row kernel over pairs (staged) from this many
+// rows on. At 1 GiB on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-split-pairs-large-k.csv) bf16 K = 8192
+// (65536 rows) read 0.827 of the read ceiling in the row kernel over pairs against 0.794 split over pairs (0.698 split
+// over single weights), while from K = 16384 on (32768 rows) the split kernel over pairs led, 0.856 against 0.766.
+// Not the row kernel over single 16-bit weights (odd K): K = 4097 read 0.119 in it against 0.264 split
+// (-2026-11-27-k-range-final-*.csv).
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
@@ -76,17 +78,17 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
   const bool split_by_shape = rows_split_by_shape(K, type, M);
-  if (split_by_shape && is_narrow(type) && M >= kNarrowRowKernelFromRows && !forced.operation) {
+  if (split_by_shape && is_narrow(type) && K < kSplitFromK && M >= kNarrowRowKernelFromRows && !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;
   }
   const Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   const Operation operation = forced.operation.value_or(by_shape);
-  if (operation != Operation::sample && operation != Operation::sample_split && operation != Operation::sample_small &&
+  if (operation != Operation::sample && !splits_rows(operation) && operation != Operation::sample_small &&
       operation != Operation::sample_pairs)
     throw Error(fmt::format("the sampler's operation = {} is not a sampling kernel; use sample, sample_pairs, "
-                            "sample_small or sample_split", name_of(operation)));
+                            "sample_small, sample_split or sample_split_pairs", name_of(operation)));
   if (operation == Operation::sample_small) {
     // Several short rows per lane, no table: W = 32 (a warp stages 32 * ROWS_PER_LANE rows), R = 0 and addsub (the
     // variant is not used), whatever the caller forced for the row kernel's table.
@@ -100,16 +102,19 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  if (operation == Operation::sample_split) {
+  if (splits_rows(operation)) {
     // One row over several CTAs: W = 32 loads 128 contiguous bytes of f32 per step and keeps level 1 (one total per
-    // W weights) at 1/32 of the row; the variant as for the row kernel. R has no meaning (no remnant): 0.
+    // W weights) at 1/32 of the row; the variant as for the row kernel. R has no meaning (no remnant): 0. 16-bit
+    // weights with K even take the same kernel over pairs (sample_split_pairs), unless the caller forced the
+    // operation: one 2-byte weight per lane read 64 bytes per warp and step, so that bf16 at K = 32000-262144 read
+    // only 0.40-0.74 of the read ceiling (bench/results/h100-80gb-hbm3-2026-11-27-k-range-final-sampling.csv).
     KernelSpec spec;
     spec.K = K;
     spec.type = type;
     spec.W = forced.W.value_or(32);
     spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
     spec.R = 0;
-    spec.operation = Operation::sample_split;
+    spec.operation = forced.operation || !is_narrow(type) || K % 2 != 0 ? operation : Operation::sample_split_pairs;
     spec.validate();
     return spec;
   }
@@ -117,8 +122,8 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
 }
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
-  if (spec.operation != Operation::sample_pairs) return spec;
-  if (!starts_on_pair(weights, spec.type) || ld % 2 != 0) spec.operation = Operation::sample;
+  if (spec.weights_per_column() != 2 || (starts_on_pair(weights, spec.type) && ld % 2 == 0)) return spec;
+  spec.operation = spec.operation == Operation::sample_pairs ? Operation::sample : Operation::sample_split;
   return spec;
 }
 

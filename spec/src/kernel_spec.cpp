@@ -239,12 +239,13 @@ void KernelSpec::validate() const {
   if (operation == Operation::sample_small && (R != 0 || variant != Variant::addsub))
     throw Error(fmt::format("R = {}, variant = {} is not allowed for sample_small: it builds no table; use R = 0 and "
                             "variant addsub", R, name_of(variant)));
-  if (operation == Operation::sample_pairs && K % 2 != 0)
-    throw Error(fmt::format("K = {} is not allowed for sample_pairs: its table entries are pairs of adjacent weights, "
-                            "so K must be even; use sample", K));
-  if (operation == Operation::sample_split && R != 0)
-    throw Error(fmt::format("R = {} is not allowed for sample_split: its rows are split into whole W x W tiles, "
-                            "padded with zero weights at the end, and have no remnant; use R = 0", R));
+  if (weights_per_column() == 2 && K % 2 != 0)
+    throw Error(fmt::format("K = {} is not allowed for {}: its table entries are pairs of adjacent weights, so K must "
+                            "be even; use {}", K, name_of(operation),
+                            operation == Operation::sample_pairs ? "sample" : "sample_split"));
+  if (splits_rows(operation) && R != 0)
+    throw Error(fmt::format("R = {} is not allowed for {}: its rows are split into whole W x W tiles, padded with "
+                            "zero weights at the end, and have no remnant; use R = 0", R, name_of(operation)));
   name_of(variant);
   name_of(operation);
   name_of(input);
@@ -322,7 +323,7 @@ const KernelFamily& family_of(const KernelSpec& spec) {
 }
 
 int part_totals_per_row(const KernelSpec& spec) {
-  if (spec.operation != Operation::sample_split) return 0;
+  if (!splits_rows(spec.operation)) return 0;
   const LaunchGeometry g = launch_geometry(spec);
   return g.parts_per_row + (spec.input == InputKind::logits ? g.ctas_per_row : 0);
 }
@@ -330,8 +331,9 @@ int part_totals_per_row(const KernelSpec& spec) {
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
-  if (spec.operation == Operation::sample_split) {
-    const int tiles = (spec.K + spec.W * spec.W - 1) / (spec.W * spec.W);  // W x W tiles per row, the last padded
+  if (splits_rows(spec.operation)) {
+    // W x W tiles of columns (weights, or pairs of them) per row, the last padded
+    const int tiles = (spec.columns() + spec.W * spec.W - 1) / (spec.W * spec.W);
     const int groups_needed = (tiles + kSplitTilesPerGroup - 1) / kSplitTilesPerGroup;
     g.threads_per_cta = std::min(kSplitMaxThreadsPerCta, (groups_needed * spec.W + 31) / 32 * 32);
     g.rows_per_cta = 1;  // a CTA never covers more than (a slice of) one row

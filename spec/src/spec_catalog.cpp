@@ -52,6 +52,19 @@ std::vector<KernelSpec> split_test_specs() {
   for (ElementType type : {ElementType::f32, ElementType::f64})
     for (int K : {1000, 65536}) add(32, K, type, Variant::swap);
   add(32, 20000, ElementType::f32, Variant::addsub);  // two CTAs, the second one's slice partly past the last tile
+  // sample_split_pairs: one column (K = 2), a padded tile (6, 1000, 4098), whole CTAs (65536, 262144), groups of 8,
+  // the swap table, and pairs of f32 (8-byte loads).
+  const auto add_pairs = [&](int W, int K, ElementType type, Variant variant) {
+    const KernelSpec spec{W, K, 0, type, variant, Operation::sample_split_pairs};
+    spec.validate();
+    specs.push_back(spec);
+  };
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {2, 6, 1000, 4098, 65536, 262144}) add_pairs(32, K, type, Variant::addsub);
+    add_pairs(8, 100, type, Variant::addsub);
+  }
+  add_pairs(32, 1000, ElementType::bf16, Variant::swap);
+  add_pairs(32, 40002, ElementType::f32, Variant::addsub);  // two CTAs, the second one's slice partly past the last tile
   return specs;
 }
 

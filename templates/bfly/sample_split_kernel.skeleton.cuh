@@ -13,7 +13,7 @@ namespace {{detail_namespace}} {
 }  // namespace {{detail_namespace}}
 
 // One row over CTAS_PER_ROW CTAs (docs/DESIGN.md section 12). A row is cut into PARTS parts of W consecutive
-// {{element_noun}}s; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
+// {{column_noun}}s; W parts side by side make a W x W tile, which a group of W lanes loads with the paper's transposed
 // access (Algorithm 8 lines 13-17) and turns into a butterfly table (lines 18-30): row W-1 of lane r's table is the
 // total of part r of the tile. Level 1 of the row's table is these part totals (in part_totals); the last CTA of
 // the row to finish searches level 1 (Algorithm 9 over the part totals) and then, in the chosen part's tile, the
@@ -131,9 +131,9 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
       S a[W];
       {{level2_table}}
       const S t = searcher ? {{level2_target}} : S(0);
-      const int column = search_block(a, r, t, S(0), a[W - 1]);
+      {{level2_search}}
       if (searcher) {
-        int draw = tile * (W * W) + owner * W + column;
+        {{level2_draw}}
         // Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially
         // (Algorithms 1 and 2), so a zero-weight category is never drawn.
         if ({{unusable_draw}}) draw = {{sequential_draw}};

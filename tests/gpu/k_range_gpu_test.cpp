@@ -36,7 +36,7 @@ template <typename T>
 std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, long long M, long long ld,
                            std::uint64_t seed, unsigned iteration, unsigned long long* invalid) {
   std::vector<int> out(static_cast<std::size_t>(M), -7);
-  if (kernel.spec.operation == gen::Operation::sample_split) {
+  if (gen::splits_rows(kernel.spec.operation)) {
     std::vector<double> parts(static_cast<std::size_t>(M * kernel.cpu.geometry.parts_per_row));
     std::vector<unsigned long long> arrivals(static_cast<std::size_t>(M), 0);
     run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(), seed,

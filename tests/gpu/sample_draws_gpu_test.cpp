@@ -74,7 +74,7 @@ TEST(GpuSampleDraws, EqualToCpuExecutionOfTheSameSource) {
       using T = typename decltype(type)::type;
       const std::vector<T> input = random_input<T>(spec, M, ld, seed);
       report = sampler.sample_draws_host(input, M, spec.K, ld, request, gpu, seed, 3);
-      const bool split = spec.operation == gen::Operation::sample_split;
+      const bool split = gen::splits_rows(spec.operation);
       if (request.input == InputKind::logits && split)
         run_on_cpu(kernel, {input.data(), M, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
                             part_totals.data(), arrivals.data(), seed, 3u});

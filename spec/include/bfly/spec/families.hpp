@@ -192,6 +192,11 @@ inline constexpr KernelFamily kSamplePairs{"sample_pairs",
                                     "draws one category per row of M x K weights, two adjacent weights per table "
                                     "entry (K even; weights aligned to two elements and ld even)",
                                     "row", "bfly/sample_kernel.skeleton.cuh", kSampleArgs, true};
+inline constexpr KernelFamily kSampleSplitPairs{"sample_split_pairs",
+                                         "draws one category per row of M x K weights, each row split over several "
+                                         "CTAs, two adjacent weights per table entry (K even; weights aligned to two "
+                                         "elements and ld even)",
+                                         "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitArgs, true};
 inline constexpr KernelFamily kSampleSmall{"sample_small",
                                     "draws one category per row of M x K weights, several short rows per lane",
                                     "row", "bfly/sample_small_kernel.skeleton.cuh", kSampleArgs};
@@ -228,10 +233,10 @@ inline constexpr KernelFamily kLdaAlg4{"lda_alg4",
                                 "document", "bfly/lda_alg4_kernel.skeleton.cuh", kLdaBaselineArgs};
 
 // Every family, in a fixed order (gen::kernel_families()).
-inline constexpr std::array<const KernelFamily*, 16> kAll = {
+inline constexpr std::array<const KernelFamily*, 17> kAll = {
     &kSample,      &kSampleDraws,       &kSampleDistinct,      &kSampleLogits,
     &kSampleLogitsDistinct, &kSampleSplit, &kSampleSplitDraws, &kSampleSplitDistinct,
-    &kSampleSplitLogits, &kSampleSplitLogitsDistinct, &kSampleSmall, &kSamplePairs,
+    &kSampleSplitLogits, &kSampleSplitLogitsDistinct, &kSampleSmall, &kSamplePairs, &kSampleSplitPairs,
     &kLdaZ,        &kLdaZDoc,           &kLdaAlg1,             &kLdaAlg4};
 
 }  // namespace bfly::gen::families
@@ -244,7 +249,8 @@ inline constexpr std::array<const KernelFamily*, 16> kAll = {
   X(lda_z_doc, ::bfly::gen::families::kLdaZDoc, true)   \
   X(sample_split, ::bfly::gen::families::kSampleSplit, false) \
   X(sample_small, ::bfly::gen::families::kSampleSmall, false) \
-  X(sample_pairs, ::bfly::gen::families::kSamplePairs, false)
+  X(sample_pairs, ::bfly::gen::families::kSamplePairs, false) \
+  X(sample_split_pairs, ::bfly::gen::families::kSampleSplitPairs, false)
 
 // The forms of the operations `sample` and `sample_split` (KernelSpec::input and KernelSpec::draws), each with its
 // family: X(operation, input kind, draws, family). The kernel name, its parsing and the arguments follow from the

@@ -24,6 +24,8 @@ enum class Variant { swap, addsub };
 // R = 0, no table), and one long row over several CTAs with a two-level table (R = 0). `sample_pairs` is `sample`
 // with two adjacent weights per table entry: each lane loads both at once (4 bytes of f16/bf16, 8 of f32) and the
 // table is built over their sums, then one comparison picks between the two (K even, rows aligned to a pair).
+// `sample_split_pairs` is `sample_split` over the same pairs: a part of the row is W pairs, and each lane's load is
+// one 4-byte word of f16/bf16 (docs/DESIGN.md section 13).
 enum class Operation {
 #define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
   BFLY_OPERATIONS(BFLY_OPERATION_ENUM)
@@ -34,6 +36,12 @@ enum class Operation {
 // lane).
 const KernelFamily& family_of(Operation operation);
 bool item_per_group(Operation operation);
+
+// True for the operations that split a row over several CTAs (sample_split, sample_split_pairs): they take the
+// scratch part_totals and arrivals, and a grid of M * CTAS_PER_ROW CTAs.
+constexpr bool splits_rows(Operation operation) {
+  return operation == Operation::sample_split || operation == Operation::sample_split_pairs;
+}
 
 // True for the LDA z-step operations (lda_z, lda_z_doc), which share one kernel ABI.
 constexpr bool is_lda(Operation operation) {
@@ -84,7 +92,9 @@ struct KernelSpec {
   // Derived facts, computed from the fields (the spec must be valid). A column is one table entry of a row: one
   // weight, or for sample_pairs two adjacent weights (K / 2 columns); remnants and blocks count columns.
   int log2_w() const;
-  int weights_per_column() const { return operation == Operation::sample_pairs ? 2 : 1; }
+  int weights_per_column() const {
+    return operation == Operation::sample_pairs || operation == Operation::sample_split_pairs ? 2 : 1;
+  }
   int columns() const { return K / weights_per_column(); }
   int remnant() const { return columns() % W; }                   // leading columns outside whole blocks
   bool padded() const { return remnant() > R; }                    // remnant padded to a whole block
@@ -110,7 +120,7 @@ const KernelFamily& family_of(const KernelSpec& spec);
 // ahead-of-time header and the CPU execution all take their grids from here.
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
-// The sample_split kernels' scratch `part_totals` per row, in accumulators: the parts of the row (level 1 of the
+// The sample_split (and sample_split_pairs) kernels' scratch `part_totals` per row, in accumulators: the parts of the row (level 1 of the
 // table, LaunchGeometry::parts_per_row), and for logits each CTA's maximum after them; 0 for other operations.
 int part_totals_per_row(const KernelSpec& spec);
 

@@ -19,8 +19,10 @@ std::vector<KernelSpec> draw_test_specs();
 
 // The sample_split draw-test matrix: W = 32 at K in {2, 3, 5, 16, 1000, 4097, 65536, 262144} (one tile, several,
 // several CTAs per row, 16 CTAs per row) and W = 8 at K in {5, 100}, every element type, addsub; and swap for f32 and
-// f64 at W = 32, K in {1000, 65536}; and f32 at K = 20000 (two CTAs, the second partly past the last tile). R = 0
-// (split rows have no remnant). Every spec is valid and appears once.
+// f64 at W = 32, K in {1000, 65536}; and f32 at K = 20000 (two CTAs, the second partly past the last tile). Then
+// sample_split_pairs: bf16 and f16 at W = 32, K in {2, 6, 1000, 4098, 65536, 262144}, and W = 8, K = 100 (addsub),
+// bf16 K = 1000 with swap, f32 K = 40002 (two CTAs). R = 0 (split rows have no remnant). Every spec is valid and
+// appears once.
 std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
