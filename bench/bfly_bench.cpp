@@ -296,8 +296,8 @@ std::string pairs_name(const PairsKernel& kernel) {
 }
 
 // The kernels for the ends of the K range (docs/DESIGN.md section 12), measured at every K where they apply:
-// bfly-split-w32 (one row over several CTAs) at every K, bfly-split-pairs-w32 (the same over pairs of weights) at
-// every even K, bfly-small-w32 (several short rows per lane) for K <= 32.
+// bfly-split-w32 (one row over several CTAs) and bfly-split-pairs-w32 (the same over pairs of weights) at every K,
+// bfly-small-w32 (several short rows per lane) for K <= 32.
 KernelSpec range_spec(bfly::gen::Operation operation, int K, ElementType type) {
   KernelSpec spec;
   spec.W = 32;
@@ -341,8 +341,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       for (const PairsKernel& kernel : kPairsKernels)
         if (K % 2 == 0 && wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
       if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
-      if (wanted(o, "bfly-split-pairs-w32") && K % 2 == 0)
-        add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
+      if (wanted(o, "bfly-split-pairs-w32")) add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
         add(range_spec(bfly::gen::Operation::sample_small, K, type));
       if (wanted(o, "bfly-auto"))
@@ -597,9 +596,7 @@ class Bench {
     for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
                                           std::pair{bfly::gen::Operation::sample_split_pairs, "bfly-split-pairs-w32"},
                                           std::pair{bfly::gen::Operation::sample_small, "bfly-small-w32"}}) {
-      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK) ||
-          (operation == bfly::gen::Operation::sample_split_pairs && K % 2 != 0))
-        continue;
+      if (!wanted(o_, name) || (operation == bfly::gen::Operation::sample_small && K > KernelSpec::kMaxSmallK)) continue;
       const KernelSpec spec = range_spec(operation, K, type);
       const std::shared_ptr<rt::Kernel> kernel = load(spec, name);
       if (!kernel) continue;

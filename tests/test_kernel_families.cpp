@@ -76,7 +76,8 @@ TEST(KernelFamilies, EachSpecsFamilyIsItsOperations) {
   EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::f32, {}, 16)).name, "sample_split");
   EXPECT_EQ(family_of(choose_sample_spec(100, ElementType::bf16)).name, "sample_pairs");
   EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::bf16, {}, 16)).name, "sample_split_pairs");
-  EXPECT_EQ(family_of(choose_sample_spec(131071, ElementType::bf16, {}, 16)).name, "sample_split");  // K odd
+  EXPECT_EQ(family_of(choose_sample_spec(131071, ElementType::bf16, {}, 16)).name, "sample_split_pairs");  // K odd
+  EXPECT_EQ(family_of(choose_sample_spec(131072, ElementType::f32, {}, 16)).name, "sample_split");
   // sample_small and sample_pairs take the sample kernel's arguments; sample_split adds its scratch, and
   // sample_split_pairs takes sample_split's.
   EXPECT_EQ(family("sample_small").args.size(), family("sample").args.size());

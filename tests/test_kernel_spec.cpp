@@ -204,6 +204,28 @@ TEST(KernelSpec, OneDrawSplitOfEightByteWeightsIsHeldTo128Registers) {
   EXPECT_EQ(min_ctas_per_sm(distinct), 0);
 }
 
+// sample_split_pairs of odd K in CTAs of 256 threads is held to 3 CTAs per SM (80 registers); even K and smaller CTAs
+// are not.
+TEST(KernelSpec, OddSplitPairsInWholeCtasAreHeldToThreeCtasPerSm) {
+  const auto pairs = [](int K) {
+    KernelSpec s;
+    s.K = K;
+    s.W = 32;
+    s.R = 0;
+    s.type = ElementType::bf16;
+    s.operation = Operation::sample_split_pairs;
+    s.validate();
+    return s;
+  };
+  for (int K : {50257, 131071, 262143}) {
+    ASSERT_EQ(launch_geometry(pairs(K)).threads_per_cta, 256) << "K = " << K;
+    EXPECT_EQ(min_ctas_per_sm(pairs(K)), 3) << "K = " << K;
+    EXPECT_NE(bfly::gen::generate(pairs(K)).text.find("__launch_bounds__(256, 3)"), std::string::npos);
+  }
+  EXPECT_EQ(min_ctas_per_sm(pairs(50256)), 0);
+  EXPECT_EQ(min_ctas_per_sm(pairs(16385)), 0) << "5 warps a CTA: the cap spilled";
+}
+
 // LDA baseline names: every catalog spec round-trips; what is not a canonical baseline name is rejected; baseline
 // names and KernelSpec names are never taken for one another.
 TEST(LdaBaselineSpec, NamesRoundTripAndStayApartFromKernelSpecNames) {

@@ -66,16 +66,16 @@ std::string comment_block(std::string_view first, std::string_view rest, std::st
 
 // The checks the roles imply: a negative item count or a row stride below K is cudaErrorInvalidValue whatever the
 // item count (as the runtime checks it); a null input, output or scratch array only when there is work.
-// A family that loads rows in pairs also needs an even row stride and its input aligned to two elements.
+// A family that loads rows in pairs also needs, for K even, an even row stride and its input aligned to two elements.
 std::string shape_condition(const KernelFamily& family, int K) {
   std::string condition;
   for (const KernelArg& arg : family.args) {
     std::string part;
     if (arg.role == ArgRole::items) part = fmt::format("{} < 0", arg.name);
     if (arg.role == ArgRole::row_stride)
-      part = family.rows_in_pairs ? fmt::format("{0} < {1} || {0} % 2 != 0", arg.name, K)
-                                  : fmt::format("{} < {}", arg.name, K);
-    if (arg.role == ArgRole::input && family.rows_in_pairs)
+      part = rows_on_pairs_required(family, K) ? fmt::format("{0} < {1} || {0} % 2 != 0", arg.name, K)
+                                               : fmt::format("{} < {}", arg.name, K);
+    if (arg.role == ArgRole::input && rows_on_pairs_required(family, K))
       part = fmt::format("reinterpret_cast<unsigned long long>({0}) % (2 * sizeof(*{0})) != 0", arg.name);
     if (!part.empty()) condition += (condition.empty() ? "" : " || ") + part;
   }

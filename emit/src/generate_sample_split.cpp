@@ -21,6 +21,9 @@ bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
 bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
 // sample_split_pairs: a column of the table is a pair of adjacent weights, loaded as one word and screened as loaded.
 bool pairs(const KernelSpec& spec) { return spec.weights_per_column() == 2; }
+// sample_split_pairs of odd K: a row pairs up from the even address at or before its start (its phase, 0 or 1), so
+// one of its COLUMNS pairs holds a weight outside it, and the kernel takes rows at any address.
+bool odd_pairs(const KernelSpec& spec) { return pairs(spec) && spec.K % 2 != 0; }
 
 // Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
 // reaches past the last tile.
@@ -28,7 +31,7 @@ bool tiles_need_guard(const KernelSpec& spec, const LaunchGeometry& g) {
   const int tile_size = spec.W * spec.W;
   const int tiles = g.parts_per_row / spec.W;
   const int tiles_per_cta = g.threads_per_cta / spec.W * g.blocks_in_flight;
-  return spec.columns() % tile_size != 0 || tiles % tiles_per_cta != 0;
+  return odd_pairs(spec) || spec.columns() % tile_size != 0 || tiles % tiles_per_cta != 0;
 }
 
 void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
@@ -49,8 +52,17 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
   w.line("constexpr int W = {};  // lanes per group, parts per tile and {} per part", spec.W, noun);
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
-  if (pairs(spec))
+  if (odd_pairs(spec)) {
+    w.line("constexpr int COLUMNS = (K + 1) / 2;  // pairs per row: the table's columns. A row pairs up from the even");
+    w.line("                                      // address at or before its start: column c holds weights 2c - phase");
+    w.line("                                      // and 2c + 1 - phase, so one column holds a weight outside the row");
+    w.line("constexpr int WHOLE_COLUMNS = COLUMNS - 1;  // columns wholly in the row: phase .. phase + WHOLE_COLUMNS - 1");
+    w.line("// Where column COLUMNS - 1 sits (its tile, its step of the transposed access, its lane): with phase 0 it holds");
+    w.line("// weight K - 1 alone.");
+    w.line("constexpr int LAST_TILE = (COLUMNS - 1) / (W * W), LAST_STEP = (COLUMNS - 1) / W % W, LAST_LANE = (COLUMNS - 1) % W;");
+  } else if (pairs(spec)) {
     w.line("constexpr int COLUMNS = K / 2;  // pairs of adjacent weights per row: the table's columns");
+  }
   const std::string_view columns = pairs(spec) ? "pairs" : noun;
   const std::string_view padding = pairs(spec)    ? " (the last padded with zero pairs past COLUMNS)"
                                    : logits(spec) ? " (the last padded with -inf logits past K)"
@@ -81,7 +93,60 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
 
 // sample_split_pairs' loads: the tile over pairs, screened as loaded, and the per-weight test behind the screen; then
 // the block search that also returns the running total before the column it finds.
+// The same for rows of odd K, paired up from the even address at or before their start (`phase`).
+void odd_pair_functions(const KernelSpec& spec, CodeWriter& w) {
+  const std::string_view S = sum_type(spec);
+  w.line("// Algorithm 8 lines 13-17 over pairs, transposed access: part k of tile `tile` is the W pairs (2 W weights)");
+  w.line("// from column tile * W * W + k * W; on step k lane r loads pair r of part k as one word (bfly::load_pair), so");
+  w.line("// the W lanes read 2 W consecutive weights. Afterwards a[k] of lane r is the sum of pair r of part k");
+  w.line("// (bfly::pair_sum), and `screen` has taken the pair as loaded (pass 1's screen, docs/DESIGN.md section 6).");
+  w.line("// Column c holds weights 2c - phase and 2c + 1 - phase: the one column that holds a weight outside the row");
+  w.line("// (column 0 with phase 1, column COLUMNS - 1 with phase 0) loads the row's weight alone (bfly::lone_pair),");
+  w.line("// and pairs past COLUMNS read as zeros.");
+  {
+    auto body = w.scope(fmt::format("__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r, "
+                                    "unsigned int& screen, int phase)", S));
+    w.line("const int c = tile * (W * W) + r;");
+    w.line("const T* const pairs = row - phase;  // the even address at or before the row's start");
+    for (int k = 0; k < spec.W; ++k)
+      w.line("{{ const bfly::WeightPair<T> x = static_cast<unsigned int>(c + {0} * W - phase) < WHOLE_COLUMNS ? "
+             "bfly::load_pair(pairs + 2 * (c + {0} * W)) : bfly::WeightPair<T>{{}}; screen = bfly::screen_pair(screen, x); "
+             "a[{0}] = bfly::pair_sum(x); }}", k);
+    {
+      auto first = w.scope("if (phase != 0)", "the row starts on an odd element: column 0 holds weight 0 alone");
+      w.line("if (tile == 0 && r == 0) { const bfly::WeightPair<T> x = bfly::lone_pair(row); "
+             "screen = bfly::screen_pair(screen, x); a[0] = bfly::pair_sum(x); }");
+    }
+    auto last = w.scope("else if (tile == LAST_TILE && r == LAST_LANE)", "phase 0: column COLUMNS - 1 holds weight K - 1 alone");
+    w.line("const bfly::WeightPair<T> x = bfly::lone_pair(row + (K - 1));");
+    w.line("screen = bfly::screen_pair(screen, x);");
+    w.line("a[LAST_STEP] = bfly::pair_sum(x);");
+  }
+  w.blank();
+  w.line("// The per-weight test behind the screen: whether a weight of the row among the TILES_PER_GROUP tiles this lane");
+  w.line("// loaded from `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a");
+  w.line("// -0.0 fails it, and is usable), so it reads its own weights again, one by one.");
+  {
+    auto body = w.scope("__device__ bool lane_has_unusable_weight(const T* row, int first_tile, int r, int phase)");
+    w.line("bool bad = false;");
+    {
+      auto tiles = w.scope("for (int tile = first_tile; tile < first_tile + TILES_PER_GROUP; ++tile)");
+      auto parts = w.scope("for (int k = 0; k < W; ++k)");
+      w.line("const int first = 2 * (tile * (W * W) + k * W + r) - phase;  // the column's first weight");
+      w.line("if (first >= 0 && first < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first]"));
+      w.line("if (first + 1 >= 0 && first + 1 < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first + 1]"));
+    }
+    w.line("return bad;");
+  }
+  w.blank();
+  search_block(spec.W, spec.variant, w, S, /*low_out=*/true);
+}
+
 void pair_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
+  if (odd_pairs(spec)) {
+    odd_pair_functions(spec, w);
+    return;
+  }
   const bool guard = tiles_need_guard(spec, g);
   const std::string_view S = sum_type(spec);
   w.line("// Algorithm 8 lines 13-17 over pairs, transposed access: part k of tile `tile` is the W pairs (2 W weights)");
@@ -183,8 +248,8 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   for (int u = 0; u < in_flight; ++u) tiles += fmt::format("{}a{}[W]", u ? ", " : "", u);
   w.line("{} {};", sum_type(spec), tiles);
   if (pairs(spec)) w.line("unsigned int screen = 0u;  // the largest bit pattern of each half of the pairs this lane loads");
-  for (int u = 0; u < in_flight; ++u)
-    w.line("load_tile(a{0}, row, first_tile + {0}, r{1});", u, pairs(spec) ? ", screen" : "");
+  const std::string tail = odd_pairs(spec) ? ", screen, phase" : pairs(spec) ? ", screen" : "";
+  for (int u = 0; u < in_flight; ++u) w.line("load_tile(a{0}, row, first_tile + {0}, r{1});", u, tail);
   if (logits(spec)) {
     w.line("// The CTA's maximum (online softmax over the CTAs of a row): each lane's, its warp's (one redux), then the");
     w.line("// warps' through shared memory. Level 1 sums the weights under it; the last CTA rescales to the row's.");
@@ -214,7 +279,8 @@ void split_pass1(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   if (pairs(spec)) {
     w.line("// The screen passed: every weight this lane loaded is usable. Else (an unusable weight, or a -0.0) the lane");
     w.line("// tests its pairs weight by weight.");
-    w.line("if (!bfly::pair_screen_passed(screen, T())) bad = lane_has_unusable_weight(row, first_tile, r);");
+    w.line("if (!bfly::pair_screen_passed(screen, T())) bad = lane_has_unusable_weight(row, first_tile, r{});",
+           odd_pairs(spec) ? ", phase" : "");
   }
 }
 
@@ -234,7 +300,8 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
       : pairs(spec)
           ? std::string("The sample_split_pairs kernel: it draws one category per row of M x K weights, two adjacent "
                         "weights (one load) per table entry and one comparison between them after the search "
-                        "(docs/DESIGN.md section 13),")
+                        "(docs/DESIGN.md section 13)" + std::string(odd_pairs(spec) ? "; a row of odd K pairs up from "
+                        "the even address at or before its start," : ",")) 
           : std::string("The sample_split kernel: it draws one category per row of M x K weights,");
   comment_paragraph(
       fmt::format("{} each row split over several CTAs, with the butterfly-patterned partial sums of Steele and Tristan "
@@ -261,7 +328,7 @@ void tile_weights(const KernelSpec& spec, CodeWriter& w) {
     w.line("const S tile_max = slice_max[tile / TILES_PER_CTA];  // the maximum level 1 summed this tile under");
   if (pairs(spec)) {
     w.line("unsigned int tile_screen = 0u;  // level 1 screened these pairs already");
-    w.line("load_tile(a, row, tile, r, tile_screen);");
+    w.line("load_tile(a, row, tile, r, tile_screen{});", odd_pairs(spec) ? ", phase" : "");
   } else {
     w.line("load_tile(a, row, tile, r);");
   }
@@ -283,6 +350,9 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   if (spec.draws == Draws::one) state = "constexpr int num_samples = 1;  // one draw per row\n";
   if (distinct(spec)) state += "if (num_samples > MAX_DRAWS) __trap();  // more distinct draws than the last CTA keeps\n";
   if (logits(spec)) state += "const S scale = static_cast<S>(bfly::kLog2e / temperature);  // weights 2^((x - max) * scale)\n";
+  if (odd_pairs(spec))
+    state += "// The row pairs up from the even address at or before its start: phase 1 when that is the weight before it.\n"
+             "const int phase = static_cast<int>(reinterpret_cast<unsigned long long>(row) / sizeof(T) & 1u);\n";
   values["form_state"] = without_trailing_newline(state);
   CodeWriter chunk;
   if (logits(spec)) {
@@ -322,7 +392,19 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   // row W-1 of the searcher's table).
   values["level2_target"] =
       logits(spec) ? "bfly::unscaled_target(part_targets[group], factor, a[W - 1])" : "part_targets[group]";
-  if (pairs(spec)) {
+  if (odd_pairs(spec)) {
+    values["level2_search"] = "S before = S(0);  // on return: the running total within the part before the pair found\n"
+                              "const int column = search_block(a, r, t, before, a[W - 1]);";
+    values["level2_draw"] =
+        "// Column `pair` holds the weights first = 2 * pair - phase and first + 1: the first is drawn when u' lies below\n"
+        "// the running total before the pair plus that weight (zero outside the row), else the second. A padded pair\n"
+        "// (past COLUMNS), a weight outside the row and a zero weight reached through rounding are drawn again\n"
+        "// sequentially below.\n"
+        "const int pair = tile * (W * W) + owner * W + column;\n"
+        "const int first = 2 * pair - phase;\n"
+        "int draw = pair < COLUMNS ? first + (t < before + (first >= 0 ? " + widened(spec, "row[first]") +
+        " : S(0)) ? 0 : 1) : K;";
+  } else if (pairs(spec)) {
     values["level2_search"] = "S before = S(0);  // on return: the running total within the part before the pair found\n"
                               "const int column = search_block(a, r, t, before, a[W - 1]);";
     values["level2_draw"] =
@@ -337,7 +419,7 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   }
   const std::string drawn_weight =
       logits(spec) ? "bfly::logit_weight(bfly::widen(row[draw]), tile_max, scale)" : widened(spec, "row[draw]");
-  values["unusable_draw"] = fmt::format("draw >= K || !({} > S(0)){}", drawn_weight,
+  values["unusable_draw"] = fmt::format("{}draw >= K || !({} > S(0)){}", odd_pairs(spec) ? "draw < 0 || " : "", drawn_weight,
                                         distinct(spec) ? " || (rest && bfly::already_drawn(draw, drawn, first))" : "");
   values["sequential_draw"] =
       distinct(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], drawn, rest ? first : 0)"

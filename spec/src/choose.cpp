@@ -114,7 +114,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.W = forced.W.value_or(32);
     spec.variant = forced.variant.value_or(type == ElementType::f64 ? Variant::swap : Variant::addsub);
     spec.R = 0;
-    spec.operation = forced.operation || !is_narrow(type) || K % 2 != 0 ? operation : Operation::sample_split_pairs;
+    spec.operation = forced.operation || !is_narrow(type) ? operation : Operation::sample_split_pairs;
     spec.validate();
     return spec;
   }
@@ -122,7 +122,8 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
 }
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
-  if (spec.weights_per_column() != 2 || (starts_on_pair(weights, spec.type) && ld % 2 == 0)) return spec;
+  if (!rows_on_pairs_required(family_of(spec), spec.K) || (starts_on_pair(weights, spec.type) && ld % 2 == 0))
+    return spec;
   spec.operation = spec.operation == Operation::sample_pairs ? Operation::sample : Operation::sample_split;
   return spec;
 }

@@ -65,6 +65,10 @@ std::vector<KernelSpec> split_test_specs() {
   }
   add_pairs(32, 1000, ElementType::bf16, Variant::swap);
   add_pairs(32, 40002, ElementType::f32, Variant::addsub);  // two CTAs, the second one's slice partly past the last tile
+  // Odd K: rows paired from the even address at or before their start, one column with a weight outside the row.
+  for (int K : {1, 3, 1001, 2047, 4097, 65537}) add_pairs(32, K, ElementType::bf16, Variant::addsub);
+  add_pairs(8, 99, ElementType::f16, Variant::swap);
+  add_pairs(32, 20001, ElementType::f32, Variant::addsub);
   return specs;
 }
 

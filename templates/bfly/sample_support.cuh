@@ -70,6 +70,14 @@ __device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
 #endif
 }
 
+// A pair of one weight and a zero: sample_split_pairs' column that holds a weight of a row of odd K and one outside
+// it loads the row's weight alone (its sum and its screen are then that weight's).
+template <typename T>
+__device__ __forceinline__ WeightPair<T> lone_pair(const T* p) {
+  if constexpr (sizeof(T) == 2) return WeightPair<T>{static_cast<unsigned int>(p[0].bits)};
+  else return WeightPair<T>{p[0], T(0)};
+}
+
 template <typename T> struct Limits;
 template <> struct Limits<float> { static __device__ __forceinline__ float max() { return 3.402823466e+38f; } };
 template <> struct Limits<double> {

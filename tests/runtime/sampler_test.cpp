@@ -33,8 +33,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(7, gen::ElementType::f32, rows).W, 4);
   EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, rows).W, 8);
   // Short rows: several per lane; K from 16 on: the row kernel; long rows: split over CTAs (K >= 16384, or
-  // K >= 4096 with fewer rows than an H100 holds threads, K >= 8192 in f64), over pairs for 16-bit weights and K
-  // even; but below K = 16384 16-bit weights keep the row kernel from 32768 rows on.
+  // K >= 4096 with fewer rows than an H100 holds threads, K >= 8192 in f64), over pairs for 16-bit weights (any K);
+  // but below K = 16384 16-bit weights keep the row kernel from 32768 rows on.
   for (int K : {1, 2, 7, 15}) {
     const gen::KernelSpec small = gen::choose_sample_spec(K, gen::ElementType::f64, none);
     EXPECT_EQ(small.operation, gen::Operation::sample_small) << K;
@@ -52,8 +52,8 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(16384, gen::ElementType::f16, none, 32768).operation,
             gen::Operation::sample_split_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // no pairs for odd K
-            gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // odd K: split pairs
+            gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f64, none, 32768).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::f64, none, 32761).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(8192, gen::ElementType::f64, none, 16384).operation, gen::Operation::sample_split);
@@ -63,7 +63,8 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample);
   const gen::KernelSpec vocabulary = gen::choose_sample_spec(128256, gen::ElementType::bf16, none, 256);
   EXPECT_EQ(vocabulary.operation, gen::Operation::sample_split_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(128257, gen::ElementType::bf16, none, 256).operation, gen::Operation::sample_split);
+  const gen::KernelSpec odd = gen::choose_sample_spec(128257, gen::ElementType::bf16, none, 256);
+  EXPECT_EQ(odd.operation, gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(128256, gen::ElementType::f32, none, 256).operation, gen::Operation::sample_split);
   gen::SampleChoice split_forced;
   split_forced.operation = gen::Operation::sample_split;
@@ -74,6 +75,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::fit_to_rows(vocabulary, row_data, 128256).operation, gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::fit_to_rows(vocabulary, row_data, 128257).operation, gen::Operation::sample_split);
   EXPECT_EQ(gen::fit_to_rows(vocabulary, row_data + 1, 128256).operation, gen::Operation::sample_split);
+  // Rows of odd K pair up from the even address at or before their start: any rows.
+  EXPECT_EQ(gen::fit_to_rows(odd, row_data + 1, 128257), odd);
   EXPECT_EQ(vocabulary.W, 32);
   EXPECT_EQ(vocabulary.R, 0);
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).W, 16);

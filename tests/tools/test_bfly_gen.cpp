@@ -503,7 +503,7 @@ TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("bfly_sample_f32_w8_k12_r7_addsub("), std::string::npos);
   // Without --operation as well: the Sampler's kernel for K = 12 is sample_small; for K = 262144, sample_split (over
-  // pairs for 16-bit weights and K even).
+  // pairs for 16-bit weights).
   const Result small = bfly_gen("show --K 12");
   ASSERT_EQ(small.status, 0) << small.err;
   EXPECT_NE(small.out.find("bfly_sample_small_f32_w32_k12_r0_addsub("), std::string::npos);
@@ -511,9 +511,9 @@ TEST_F(BflyGen, ShowDefaultsFollowTheSamplerRule) {
   ASSERT_EQ(split.status, 0) << split.err;
   EXPECT_NE(split.out.find("bfly_sample_split_pairs_bf16_w32_k262144_r0_addsub("), std::string::npos);
   EXPECT_NE(split.out.find("Algorithm 10"), std::string::npos);
-  const Result odd = bfly_gen("show --K 262143 --type bf16");
-  ASSERT_EQ(odd.status, 0) << odd.err;
-  EXPECT_NE(odd.out.find("bfly_sample_split_bf16_w32_k262143_r0_addsub("), std::string::npos);
+  const Result f32 = bfly_gen("show --K 262144");
+  ASSERT_EQ(f32.status, 0) << f32.err;
+  EXPECT_NE(f32.out.find("bfly_sample_split_f32_w32_k262144_r0_addsub("), std::string::npos);
 }
 
 // The paper's LDA baselines: by flags or by name, the same text as the generator's golden file, inspectable.

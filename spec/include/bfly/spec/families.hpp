@@ -194,8 +194,9 @@ inline constexpr KernelFamily kSamplePairs{"sample_pairs",
                                     "row", "bfly/sample_kernel.skeleton.cuh", kSampleArgs, true};
 inline constexpr KernelFamily kSampleSplitPairs{"sample_split_pairs",
                                          "draws one category per row of M x K weights, each row split over several "
-                                         "CTAs, two adjacent weights per table entry (K even; weights aligned to two "
-                                         "elements and ld even)",
+                                         "CTAs, two adjacent weights per table entry (for K even, weights aligned to "
+                                         "two elements and ld even; for K odd, each row paired from the even address "
+                                         "at or before its start)",
                                          "row", "bfly/sample_split_kernel.skeleton.cuh", kSampleSplitArgs, true};
 inline constexpr KernelFamily kSampleSmall{"sample_small",
                                     "draws one category per row of M x K weights, several short rows per lane",

@@ -65,8 +65,9 @@ struct KernelFamily {
   std::string_view item;      // what one unit of the grid covers: "row" or "document"
   std::string_view skeleton;  // the template fragment the generator fills ("bfly/sample_kernel.skeleton.cuh")
   std::span<const KernelArg> args;
-  // The kernel loads two adjacent elements of a row at once (sample_pairs): the input array must be aligned to two
-  // elements and the row stride even. The runtime's packing and the ahead-of-time launch function refuse others.
+  // The kernel loads two adjacent elements of a row at once (sample_pairs, sample_split_pairs): for K even the input
+  // array must be aligned to two elements and the row stride even (rows_on_pairs_required). The runtime's packing
+  // and the ahead-of-time launch function refuse others.
   bool rows_in_pairs = false;
 
   // The argument whose role is `role` (the first, for roles several arguments share); throws when there is none.
@@ -78,6 +79,12 @@ struct KernelFamily {
 // Whether an array of `element`s at `elements` starts on a pair of them (its address a multiple of two elements), as
 // the input of a rows_in_pairs family must; with an even row stride, every row then starts on a pair too.
 bool starts_on_pair(const void* elements, ElementType element);
+
+// Whether a kernel of `family` for rows of K elements needs every row to start on a pair: a rows_in_pairs family at
+// K even. At K odd (sample_split_pairs) a row pairs up from the even address at or before its start, whatever it is.
+inline bool rows_on_pairs_required(const KernelFamily& family, long long K) {
+  return family.rows_in_pairs && K % 2 == 0;
+}
 
 // The kernel signature's parameter list: "const float* __restrict__ weights, long long M, ...", pointers restrict.
 std::string parameter_list(const KernelFamily& family, ElementType element, bool restrict_pointers);

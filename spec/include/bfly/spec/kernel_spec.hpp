@@ -25,7 +25,8 @@ enum class Variant { swap, addsub };
 // with two adjacent weights per table entry: each lane loads both at once (4 bytes of f16/bf16, 8 of f32) and the
 // table is built over their sums, then one comparison picks between the two (K even, rows aligned to a pair).
 // `sample_split_pairs` is `sample_split` over the same pairs: a part of the row is W pairs, and each lane's load is
-// one 4-byte word of f16/bf16 (docs/DESIGN.md section 13).
+// one 4-byte word of f16/bf16 (docs/DESIGN.md section 13); a row of odd K pairs up from the even address at or before
+// its start, and the one pair that holds a weight outside the row counts only the row's weight.
 enum class Operation {
 #define BFLY_OPERATION_ENUM(operation, family, per_group) operation,
   BFLY_OPERATIONS(BFLY_OPERATION_ENUM)
@@ -90,12 +91,14 @@ struct KernelSpec {
   void validate() const;
 
   // Derived facts, computed from the fields (the spec must be valid). A column is one table entry of a row: one
-  // weight, or for sample_pairs two adjacent weights (K / 2 columns); remnants and blocks count columns.
+  // weight, or for sample_pairs and sample_split_pairs two adjacent weights (ceil(K / 2) columns: a row of odd K
+  // pairs up from the even address at or before its start, so one of its pairs holds a weight of it and one outside
+  // it); remnants and blocks count columns.
   int log2_w() const;
   int weights_per_column() const {
     return operation == Operation::sample_pairs || operation == Operation::sample_split_pairs ? 2 : 1;
   }
-  int columns() const { return K / weights_per_column(); }
+  int columns() const { return (K + weights_per_column() - 1) / weights_per_column(); }
   int remnant() const { return columns() % W; }                   // leading columns outside whole blocks
   bool padded() const { return remnant() > R; }                    // remnant padded to a whole block
   bool linear_remnant() const { return remnant() > 0 && !padded(); }

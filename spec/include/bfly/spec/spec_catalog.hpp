@@ -21,8 +21,9 @@ std::vector<KernelSpec> draw_test_specs();
 // several CTAs per row, 16 CTAs per row) and W = 8 at K in {5, 100}, every element type, addsub; and swap for f32 and
 // f64 at W = 32, K in {1000, 65536}; and f32 at K = 20000 (two CTAs, the second partly past the last tile). Then
 // sample_split_pairs: bf16 and f16 at W = 32, K in {2, 6, 1000, 4098, 65536, 262144}, and W = 8, K = 100 (addsub),
-// bf16 K = 1000 with swap, f32 K = 40002 (two CTAs). R = 0 (split rows have no remnant). Every spec is valid and
-// appears once.
+// bf16 K = 1000 with swap, f32 K = 40002 (two CTAs); odd K (rows paired from the even address at or before their
+// start): bf16 at W = 32, K in {1, 3, 1001, 2047, 4097, 65537}, f16 W = 8 K = 99 (swap), f32 K = 20001. R = 0 (split
+// rows have no remnant). Every spec is valid and appears once.
 std::vector<KernelSpec> split_test_specs();
 
 // The sample_small draw-test matrix: W in {8, 32}, K in {1, 2, 3, 5, 16, 31}, every element type (R = 0, addsub).
