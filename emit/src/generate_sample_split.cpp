@@ -92,93 +92,79 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
 }
 
 // sample_split_pairs' loads: the tile over pairs, screened as loaded, and the per-weight test behind the screen; then
-// the block search that also returns the running total before the column it finds.
-// The same for rows of odd K, paired up from the even address at or before their start (`phase`).
-void odd_pair_functions(const KernelSpec& spec, CodeWriter& w) {
-  const std::string_view S = sum_type(spec);
-  w.line("// Algorithm 8 lines 13-17 over pairs, transposed access: part k of tile `tile` is the W pairs (2 W weights)");
-  w.line("// from column tile * W * W + k * W; on step k lane r loads pair r of part k as one word (bfly::load_pair), so");
-  w.line("// the W lanes read 2 W consecutive weights. Afterwards a[k] of lane r is the sum of pair r of part k");
-  w.line("// (bfly::pair_sum), and `screen` has taken the pair as loaded (pass 1's screen, docs/DESIGN.md section 6).");
-  w.line("// Column c holds weights 2c - phase and 2c + 1 - phase: the one column that holds a weight outside the row");
-  w.line("// (column 0 with phase 1, column COLUMNS - 1 with phase 0) loads the row's weight alone (bfly::lone_pair),");
-  w.line("// and pairs past COLUMNS read as zeros.");
-  {
-    auto body = w.scope(fmt::format("__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r, "
-                                    "unsigned int& screen, int phase)", S));
-    w.line("const int c = tile * (W * W) + r;");
-    w.line("const T* const pairs = row - phase;  // the even address at or before the row's start");
-    for (int k = 0; k < spec.W; ++k)
-      w.line("{{ const bfly::WeightPair<T> x = static_cast<unsigned int>(c + {0} * W - phase) < WHOLE_COLUMNS ? "
-             "bfly::load_pair(pairs + 2 * (c + {0} * W)) : bfly::WeightPair<T>{{}}; screen = bfly::screen_pair(screen, x); "
-             "a[{0}] = bfly::pair_sum(x); }}", k);
-    {
-      auto first = w.scope("if (phase != 0)", "the row starts on an odd element: column 0 holds weight 0 alone");
-      w.line("if (tile == 0 && r == 0) { const bfly::WeightPair<T> x = bfly::lone_pair(row); "
-             "screen = bfly::screen_pair(screen, x); a[0] = bfly::pair_sum(x); }");
-    }
-    auto last = w.scope("else if (tile == LAST_TILE && r == LAST_LANE)", "phase 0: column COLUMNS - 1 holds weight K - 1 alone");
-    w.line("const bfly::WeightPair<T> x = bfly::lone_pair(row + (K - 1));");
-    w.line("screen = bfly::screen_pair(screen, x);");
-    w.line("a[LAST_STEP] = bfly::pair_sum(x);");
-  }
-  w.blank();
-  w.line("// The per-weight test behind the screen: whether a weight of the row among the TILES_PER_GROUP tiles this lane");
-  w.line("// loaded from `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a");
-  w.line("// -0.0 fails it, and is usable), so it reads its own weights again, one by one.");
-  {
-    auto body = w.scope("__device__ bool lane_has_unusable_weight(const T* row, int first_tile, int r, int phase)");
-    w.line("bool bad = false;");
-    {
-      auto tiles = w.scope("for (int tile = first_tile; tile < first_tile + TILES_PER_GROUP; ++tile)");
-      auto parts = w.scope("for (int k = 0; k < W; ++k)");
-      w.line("const int first = 2 * (tile * (W * W) + k * W + r) - phase;  // the column's first weight");
-      w.line("if (first >= 0 && first < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first]"));
-      w.line("if (first + 1 >= 0 && first + 1 < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first + 1]"));
-    }
-    w.line("return bad;");
-  }
-  w.blank();
-  search_block(spec.W, spec.variant, w, S, /*low_out=*/true);
-}
-
+// the block search that also returns the running total before the column it finds. Rows of odd K pair up from the
+// even address at or before their start (`phase`): the loads skip the one column that holds a weight outside the row,
+// and its lane loads the row's weight alone.
 void pair_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w) {
-  if (odd_pairs(spec)) {
-    odd_pair_functions(spec, w);
-    return;
-  }
+  const bool odd = odd_pairs(spec);
   const bool guard = tiles_need_guard(spec, g);
   const std::string_view S = sum_type(spec);
   w.line("// Algorithm 8 lines 13-17 over pairs, transposed access: part k of tile `tile` is the W pairs (2 W weights)");
   w.line("// from column tile * W * W + k * W; on step k lane r loads pair r of part k as one word (bfly::load_pair), so");
   w.line("// the W lanes read 2 W consecutive weights. Afterwards a[k] of lane r is the sum of pair r of part k");
   w.line("// (bfly::pair_sum), and `screen` has taken the pair as loaded (pass 1's screen, docs/DESIGN.md section 6).");
-  if (guard) w.line("// Pairs past COLUMNS read as zeros.");
+  if (odd) {
+    w.line("// Column c holds weights 2c - phase and 2c + 1 - phase: the one column that holds a weight outside the row");
+    w.line("// (column 0 with phase 1, column COLUMNS - 1 with phase 0) loads the row's weight alone (bfly::lone_pair),");
+    w.line("// and pairs past COLUMNS read as zeros.");
+  } else if (guard) {
+    w.line("// Pairs past COLUMNS read as zeros.");
+  }
   {
-    auto body = w.scope(fmt::format(
-        "__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r, unsigned int& screen)",
-        S));
+    auto body = w.scope(fmt::format("__device__ __forceinline__ void load_tile({} (&a)[W], const T* row, int tile, int r, "
+                                    "unsigned int& screen{})", S, odd ? ", int phase" : ""));
     w.line("const int c = tile * (W * W) + r;");
+    if (odd) w.line("const T* const pairs = row - phase;  // the even address at or before the row's start");
     for (int k = 0; k < spec.W; ++k) {
-      const std::string load = fmt::format("bfly::load_pair(row + 2 * (c + {} * W))", k);
+      const std::string load = fmt::format("bfly::load_pair({} + 2 * (c + {} * W))", odd ? "pairs" : "row", k);
+      const std::string pair =
+          odd     ? fmt::format("static_cast<unsigned int>(c + {} * W - phase) < WHOLE_COLUMNS ? {} : bfly::WeightPair<T>{{}}",
+                                k, load)
+          : guard ? fmt::format("c + {} * W < COLUMNS ? {} : bfly::WeightPair<T>{{}}", k, load)
+                  : load;
       w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}",
-             guard ? fmt::format("c + {} * W < COLUMNS ? {} : bfly::WeightPair<T>{{}}", k, load) : load, k);
+             pair, k);
+    }
+    if (odd) {
+      {
+        auto first = w.scope("if (phase != 0)", "the row starts on an odd element: column 0 holds weight 0 alone");
+        w.line("if (tile == 0 && r == 0) { const bfly::WeightPair<T> x = bfly::lone_pair(row); "
+               "screen = bfly::screen_pair(screen, x); a[0] = bfly::pair_sum(x); }");
+      }
+      auto last = w.scope("else if (tile == LAST_TILE && r == LAST_LANE)",
+                          "phase 0: column COLUMNS - 1 holds weight K - 1 alone");
+      w.line("const bfly::WeightPair<T> x = bfly::lone_pair(row + (K - 1));");
+      w.line("screen = bfly::screen_pair(screen, x);");
+      w.line("a[LAST_STEP] = bfly::pair_sum(x);");
     }
   }
   w.blank();
-  w.line("// The per-weight test behind the screen: whether a weight of the TILES_PER_GROUP tiles this lane loaded from");
-  w.line("// `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a -0.0 fails");
-  w.line("// it, and is usable), so it reads its own pairs again, weight by weight.");
+  if (odd) {
+    w.line("// The per-weight test behind the screen: whether a weight of the row among the TILES_PER_GROUP tiles this lane");
+    w.line("// loaded from `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a");
+    w.line("// -0.0 fails it, and is usable), so it reads its own weights again, one by one.");
+  } else {
+    w.line("// The per-weight test behind the screen: whether a weight of the TILES_PER_GROUP tiles this lane loaded from");
+    w.line("// `first_tile` on is unusable (negative, NaN or infinite). Only a lane whose screen failed asks (a -0.0 fails");
+    w.line("// it, and is usable), so it reads its own pairs again, weight by weight.");
+  }
   {
-    auto body = w.scope("__device__ bool lane_has_unusable_weight(const T* row, int first_tile, int r)");
+    auto body = w.scope(fmt::format("__device__ bool lane_has_unusable_weight(const T* row, int first_tile, int r{})",
+                                    odd ? ", int phase" : ""));
     w.line("bool bad = false;");
     {
       auto tiles = w.scope("for (int tile = first_tile; tile < first_tile + TILES_PER_GROUP; ++tile)");
       auto parts = w.scope("for (int k = 0; k < W; ++k)");
-      w.line("const int column = tile * (W * W) + k * W + r;");
-      w.line("if (column < COLUMNS)");
-      w.line("  bad |= !bfly::valid_weight({}) || !bfly::valid_weight({});", widened(spec, "row[2 * column]"),
-             widened(spec, "row[2 * column + 1]"));
+      if (odd) {
+        w.line("const int first = 2 * (tile * (W * W) + k * W + r) - phase;  // the column's first weight");
+        w.line("if (first >= 0 && first < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first]"));
+        w.line("if (first + 1 >= 0 && first + 1 < K) bad |= !bfly::valid_weight({});", widened(spec, "row[first + 1]"));
+      } else {
+        w.line("const int column = tile * (W * W) + k * W + r;");
+        w.line("if (column < COLUMNS)");
+        w.line("  bad |= !bfly::valid_weight({}) || !bfly::valid_weight({});", widened(spec, "row[2 * column]"),
+               widened(spec, "row[2 * column + 1]"));
+      }
     }
     w.line("return bad;");
   }
