@@ -49,7 +49,7 @@ void split_constants(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter
     w.line("typedef T S;  // accumulator: the element type itself");
   }
   const int tiles = g.parts_per_row / spec.W;
-  w.line("constexpr int W = {};  // lanes per group, parts per tile and {} per part", spec.W, noun);
+  w.line("constexpr int W = {};  // lanes per group, parts per tile and {} per part", spec.W, pairs(spec) ? "pairs" : noun);
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
   if (odd_pairs(spec)) {
@@ -286,8 +286,7 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
       : pairs(spec)
           ? std::string("The sample_split_pairs kernel: it draws one category per row of M x K weights, two adjacent "
                         "weights (one load) per table entry and one comparison between them after the search "
-                        "(docs/DESIGN.md section 13)" + std::string(odd_pairs(spec) ? "; a row of odd K pairs up from "
-                        "the even address at or before its start," : ",")) 
+                        "(docs/DESIGN.md section 13),")
           : std::string("The sample_split kernel: it draws one category per row of M x K weights,");
   comment_paragraph(
       fmt::format("{} each row split over several CTAs, with the butterfly-patterned partial sums of Steele and Tristan "
@@ -300,7 +299,8 @@ std::string header_comment(const KernelSpec& spec, const std::string& name) {
                   logits(spec) ? "logit" : "weight", pairs(spec) ? "pairs of" : "of",
                   logits(spec) ? " The weights are e^((x - max) / T): each CTA sums its parts under its own maximum, "
                                  "and the last CTA rescales them to the row's (docs/DESIGN.md sections 11 and 12)."
-                               : ""),
+                  : odd_pairs(spec) ? " A row of odd K pairs up from the even address at or before its start."
+                                    : ""),
       w);
   std::string text = w.text();
   text.pop_back();  // the skeleton line ends the comment
