@@ -105,7 +105,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   if (splits_rows(operation)) {
     // One row over several CTAs: W = 32 loads 128 contiguous bytes of f32 per step and keeps level 1 (one total per
     // W weights) at 1/32 of the row; the variant as for the row kernel. R has no meaning (no remnant): 0. 16-bit
-    // weights with K even take the same kernel over pairs (sample_split_pairs), unless the caller forced the
+    // weights take the same kernel over pairs (sample_split_pairs, odd K too), unless the caller forced the
     // operation: one 2-byte weight per lane read 64 bytes per warp and step, so that bf16 at K = 32000-262144 read
     // only 0.40-0.74 of the read ceiling (bench/results/h100-80gb-hbm3-2026-11-27-k-range-final-sampling.csv).
     KernelSpec spec;

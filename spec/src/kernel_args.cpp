@@ -78,8 +78,8 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
     if (rows_on_pairs_required(*family_, min_row_stride_) && arg.role == ArgRole::input &&
         !starts_on_pair(value.pointer(), element_))
       throw Error(fmt::format("{}: {} is not aligned to {} bytes: {} kernels load two adjacent elements at once "
-                              "(bfly::gen::fit_to_rows picks the row kernel for such rows)", caller_, arg.name,
-                              2 * size_of(element_), family_->name));
+                              "(bfly::gen::fit_to_rows picks the same kernel over single elements for such rows)",
+                              caller_, arg.name, 2 * size_of(element_), family_->name));
     put(slot, value.pointer());
     return;
   }
@@ -131,8 +131,8 @@ void PackedArgs::store(std::size_t index, const ArgValue& value) {
     throw Error(fmt::format("{}: {} = {} is less than K = {}", caller_, arg.name, v, min_row_stride_));
   if (arg.role == ArgRole::row_stride && rows_on_pairs_required(*family_, min_row_stride_) && v % 2 != 0)
     throw Error(fmt::format("{}: {} = {} is odd: {} kernels load two adjacent elements at once, so every row must "
-                            "start on a pair (bfly::gen::fit_to_rows picks the row kernel for such rows)", caller_,
-                            arg.name, v, family_->name));
+                            "start on a pair (bfly::gen::fit_to_rows picks the same kernel over single elements for "
+                            "such rows)", caller_, arg.name, v, family_->name));
 }
 
 void PackedArgs::check_arrays() {
