@@ -208,6 +208,23 @@ def test_long_rows_split_over_ctas_draw_from_the_softmax():
         check(several[:, d], expected, margin)
 
 
+@pytest.mark.parametrize("K", [20000, 20001])
+def test_long_rows_of_16_bit_weights_split_in_pairs(K):
+    # Few long rows of f16 take sample_split_pairs (docs/DESIGN.md section 13): two adjacent weights a table entry.
+    # Rows of odd K pair up from the even address at or before their start, whatever it is; rows of even K off a
+    # pair (here a view one element into its buffer, ld = K + 1) draw with sample_split over single weights. Either
+    # way the draws are the float64 reference's but within rounding of a boundary.
+    rng = np.random.default_rng()
+    buffer = random_weights(rng, 12, K + 1, np.float16)
+    seed, offset = int(rng.integers(2**63)), int(rng.integers(2**32))
+    for w in (np.ascontiguousarray(buffer[:, :K]), buffer[:, 1:]):
+        draws = bfly.sample(w, seed=seed, offset=offset)
+        expected, margin = reference.draws(w, seed, offset)
+        different = draws != expected
+        assert np.all(margin[different] < 1e-4) and different.sum() <= 1, (np.flatnonzero(different), margin)
+        assert np.all(w[np.arange(len(w)), draws] > 0)  # a zero weight is never drawn
+
+
 def test_long_rows_split_over_ctas_draw_distinct_categories():
     # Few long rows without replacement take sample_split's distinct form (docs/DESIGN.md section 12): the row kernel's
     # redraws, and the exact draw among the categories left on a table formed again without the drawn ones. K = 20000
