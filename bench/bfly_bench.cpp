@@ -150,7 +150,7 @@ const Form& form_named(const std::string& name) {
       "  --types LIST       f32,f64,bf16,f16 (default f32,f64; the baselines run for f32 and f64 only)\n"
       "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
-      "  --llm              K = 32000,128256,262144 at M = 1,4,16,64,256 (the LLM vocabulary shapes)\n"
+      "  --llm              K = 32000,50257,128256,262144 at M = 1,4,16,64,256 (LLM vocabularies; 50257 is odd)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
       "                     bfly-split-pairs-w32, bfly-small-w32, alg1, alg1-two-pass,\n"
       "                     alg4-regs, alg4-smem, warp-per-row); default all\n"
@@ -202,7 +202,7 @@ Options parse_options(int argc, char** argv) {
         o.Ks = {2, 3, 5, 8, 12, 16, 32, 64, 71, 128, 256, 512, 1000, 1024, 2048, 4096, 4097, 8192, 16384, 32000,
                 65536, 128256, 262144};
       } else if (flag == "--llm") {
-        o.Ks = {32000, 128256, 262144};
+        o.Ks = {32000, 50257, 128256, 262144};
         o.Ms = {1, 4, 16, 64, 256};
       } else if (flag == "--types") {
         o.types.clear();

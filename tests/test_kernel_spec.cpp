@@ -84,6 +84,10 @@ TEST(KernelSpec, NamesRoundTripForTheWholeCatalog) {
   EXPECT_EQ(kernel_name(example_spec()), "bfly_sample_f32_w32_k1024_r8_addsub");
   for (const KernelSpec& spec : draw_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
   for (const KernelSpec& spec : sample_draws_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  for (const KernelSpec& spec : split_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  for (const KernelSpec& spec : pairs_test_specs()) EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  EXPECT_EQ(parse_kernel_name("bfly_sample_split_pairs_bf16_w32_k50257_r0_addsub").operation,
+            Operation::sample_split_pairs);
 }
 
 // The input kind and draws of a sample kernel: named by its family, described, and validated.

@@ -25,7 +25,7 @@ import sys
 
 from peers import COLUMNS, device_slug, read_ceiling_from_csv
 
-DEFAULT_K = [32000, 128256, 262144]
+DEFAULT_K = [32000, 50257, 128256, 262144]
 DEFAULT_M = [1, 4, 16, 64, 256]
 PEERS = ["torch.multinomial", "torch.softmax-multinomial", "torch.gumbel-argmax"]
 POOL_BYTES = 256 << 20
