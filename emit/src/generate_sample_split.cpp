@@ -378,9 +378,13 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   // row W-1 of the searcher's table).
   values["level2_target"] =
       logits(spec) ? "bfly::unscaled_target(part_targets[group], factor, a[W - 1])" : "part_targets[group]";
+  // Over pairs, the search also gives the running total before the pair it finds, from which one comparison picks
+  // the pair's weight.
+  values["level2_search"] =
+      pairs(spec) ? "S before = S(0);  // on return: the running total within the part before the pair found\n"
+                    "const int column = search_block(a, r, t, before, a[W - 1]);"
+                  : "const int column = search_block(a, r, t, S(0), a[W - 1]);";
   if (odd_pairs(spec)) {
-    values["level2_search"] = "S before = S(0);  // on return: the running total within the part before the pair found\n"
-                              "const int column = search_block(a, r, t, before, a[W - 1]);";
     values["level2_draw"] =
         "// Column `pair` holds the weights first = 2 * pair - phase and first + 1: the first is drawn when u' lies below\n"
         "// the running total before the pair plus that weight (zero outside the row), else the second. A padded pair\n"
@@ -391,8 +395,6 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
         "int draw = pair < COLUMNS ? first + (t < before + (first >= 0 ? " + widened(spec, "row[first]") +
         " : S(0)) ? 0 : 1) : K;";
   } else if (pairs(spec)) {
-    values["level2_search"] = "S before = S(0);  // on return: the running total within the part before the pair found\n"
-                              "const int column = search_block(a, r, t, before, a[W - 1]);";
     values["level2_draw"] =
         "// Pair `pair` holds the weights 2 * pair and 2 * pair + 1: the first is drawn when u' lies below the running\n"
         "// total before the pair plus the first weight, else the second. A padded pair (past COLUMNS) and a zero weight\n"
@@ -400,7 +402,6 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
         "const int pair = tile * (W * W) + owner * W + column;\n"
         "int draw = pair < COLUMNS ? 2 * pair + (t < before + " + widened(spec, "row[2 * pair]") + " ? 0 : 1) : K;";
   } else {
-    values["level2_search"] = "const int column = search_block(a, r, t, S(0), a[W - 1]);";
     values["level2_draw"] = "int draw = tile * (W * W) + owner * W + column;";
   }
   const std::string drawn_weight =

@@ -123,8 +123,9 @@ const KernelFamily& family_of(const KernelSpec& spec);
 // ahead-of-time header and the CPU execution all take their grids from here.
 LaunchGeometry launch_geometry(const KernelSpec& spec);
 
-// The sample_split (and sample_split_pairs) kernels' scratch `part_totals` per row, in accumulators: the parts of the row (level 1 of the
-// table, LaunchGeometry::parts_per_row), and for logits each CTA's maximum after them; 0 for other operations.
+// The sample_split (and sample_split_pairs) kernels' scratch `part_totals` per row, in accumulators: the parts of the
+// row (level 1 of the table, LaunchGeometry::parts_per_row), and for logits each CTA's maximum after them; 0 for other
+// operations.
 int part_totals_per_row(const KernelSpec& spec);
 
 // The occupancy a kernel is compiled for: the second argument of its __launch_bounds__ (CTAs per SM), or 0 for
