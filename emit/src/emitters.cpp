@@ -27,6 +27,11 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
                   CodeWriter& w);
 // The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w);
+// Pass 1's blocks (Algorithm 8 lines 13-34), after the remnant: loads, block totals and the running totals kept.
+void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w);
+// The register loads of pass 1 and pass 2 over pairs of rows of odd K (odd_row_pairs).
+void odd_pairs_load_block(const KernelSpec& spec, CodeWriter& w);
+void odd_pairs_load_chosen_blocks(const KernelSpec& spec, CodeWriter& w);
 
 std::string_view sum_type(const KernelSpec& spec) { return is_narrow(spec.type) ? "S" : "T"; }
 
@@ -83,7 +88,10 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int LOG2_W = {};  // levels of the butterfly build and of the in-block search", spec.log2_w());
   w.line("constexpr int K = {};  // categories per row", spec.K);
   const bool pairs = spec.weights_per_column() == 2;
-  if (pairs)
+  if (odd_row_pairs(spec))
+    w.line("constexpr int COLUMNS = {};  // table columns per row: column c sums weights 2c - phase and 2c + 1 - phase",
+           spec.columns());
+  else if (pairs)
     w.line("constexpr int COLUMNS = {};  // table columns per row: column c sums the weights 2c and 2c + 1",
            spec.columns());
   const std::string_view columns = pairs ? "COLUMNS" : "K";
@@ -176,7 +184,9 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     w.line("// Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`");
     w.line("// of row k, so the W lanes read W consecutive weights of one row. Only loads: nothing here waits for them.");
   }
-  if (!loads_row_by_slots(spec)) {
+  if (!loads_row_by_slots(spec) && odd_row_pairs(spec)) {
+    odd_pairs_load_block(spec, w);
+  } else if (!loads_row_by_slots(spec)) {
     auto body = w.scope(
         "__device__ __forceinline__ void load_block(" + S + " (&a)[W], const T* rows, long long ld, int rows_left, "
         "int column" + (pairs ? ", unsigned int& screen)" : ")"));
@@ -207,6 +217,10 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
   w.line("// Blocks past the last (a chunk that ends early) read as zeros.{}",
          screens_weights(spec) ? " `row` walks the group's rows." : "");
+  if (odd_row_pairs(spec)) {
+    odd_pairs_load_chosen_blocks(spec, w);
+    return;
+  }
   {
     auto body = w.scope(
         "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
@@ -237,6 +251,78 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
   }
 }
 
+namespace {
+
+// The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
+// 0): the only tiles where a pair of a row of odd K has a weight outside its row.
+constexpr const char* kEdgeTile = "(FIRST_BLOCK_COLUMN <= 0 && block == 0) || block == BLOCKS - 1";
+
+// The W loads of a tile over the pairs of rows of odd K: `pointer(k)` is row k's pair, `phases` names the rows' phase
+// bits (bit k: row k's) and `guard(k)` the condition for row k to be read (empty: always). The tiles that can hold
+// column 0 or COLUMNS - 1 (kEdgeTile) load only the pairs that lie wholly in their rows and read the others as zeros:
+// the weight such a pair holds of its row is summed alone by the row's own lane (pass 1, `first_alone` and
+// `last_alone`). The other tiles load every pair; a tile is one or the other for the whole group.
+void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer, std::string_view phases,
+                          const std::function<std::string(int)>& guard, CodeWriter& w) {
+  const auto one = [&](int k, const std::string& condition) {
+    const std::string loaded = fmt::format("bfly::load_pair({})", pointer(k));
+    const std::string value =
+        condition.empty() ? loaded : fmt::format("{} ? {} : bfly::WeightPair<T>{{}}", condition, loaded);
+    w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}",
+           value, k);
+  };
+  {
+    auto edge = w.scope(fmt::format("if ({})", kEdgeTile), "a tile with column 0 or COLUMNS - 1");
+    w.line("// Bit k: row k's pair of this lane's column lies wholly in the row (not padding, not column 0 of a row of");
+    w.line("// phase 1, not COLUMNS - 1 of a row of phase 0).");
+    w.line("const unsigned int whole = bfly::whole_columns(column, COLUMNS, {});", phases);
+    for (int k = 0; k < W; ++k) {
+      const std::string bit = fmt::format("(whole >> {} & 1u)", k);
+      one(k, guard(k).empty() ? bit : guard(k) + " && " + bit);
+    }
+  }
+  auto inner = w.scope("else", "every pair wholly in its row");
+  for (int k = 0; k < W; ++k) one(k, guard(k));
+}
+
+}  // namespace
+
+void odd_pairs_load_block(const KernelSpec& spec, CodeWriter& w) {
+  comment_paragraph(
+      "Algorithm 5 / Algorithm 8 lines 13-17, transposed access over pairs of rows of odd K: on step k, lane r loads "
+      "the pair of `column` of row k in one load, so the W lanes read 2W consecutive weights of one row. A row pairs "
+      "up from the even address at or before its start: column c holds its weights 2c - phase and 2c + 1 - phase, "
+      "where rows 0, 2, ... of the group have phase_even and rows 1, 3, ... phase_odd. The table entry is the pair's "
+      "sum (bfly::pair_sum), and pass 1's screen (docs/DESIGN.md section 6) takes the pair as loaded.", w);
+  auto body = w.scope(fmt::format(
+      "__device__ __forceinline__ void load_block({} (&a)[W], const T* rows, long long ld, int rows_left, int block, "
+      "int r, unsigned int& screen, int phase_even, int phase_odd, unsigned int row_phases)", sum_type(spec)));
+  w.line("const int column = FIRST_BLOCK_COLUMN + block * W + r;");
+  w.line("const T* const even = rows - phase_even + 2 * column;  // row k's pair: even + k * ld (k even)");
+  w.line("const T* const odd = rows - phase_odd + 2 * column;    // odd + k * ld (k odd)");
+  odd_pairs_tile_loads(
+      spec.W, [](int k) { return fmt::format("{} + {} * ld", k % 2 == 0 ? "even" : "odd", k); }, "row_phases",
+      [](int k) { return fmt::format("{} < rows_left", k); }, w);
+}
+
+void odd_pairs_load_chosen_blocks(const KernelSpec& spec, CodeWriter& w) {
+  w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k. Blocks past the");
+  w.line("// last (a chunk that ends early), padding and the pairs with a weight outside their row read as zeros, as in");
+  w.line("// pass 1.");
+  auto body = w.scope(fmt::format(
+      "__device__ __forceinline__ void load_chosen_blocks({} (&a)[W], const T* rows, long long ld, int rows_left, "
+      "int block, int r, int phase_even, int phase_odd)", sum_type(spec)));
+  w.line("const T* row = rows + 2 * (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k, were its phase 0");
+  for (int k = 0; k < spec.W; ++k) {
+    const char* phase = k % 2 == 0 ? "phase_even" : "phase_odd";
+    w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int first = 2 * (FIRST_BLOCK_COLUMN + b * W + r) "
+           "- {1};", k, phase);
+    w.line("  const T* const p = row - {} + 2 * b * W; const bool use = {} < rows_left && b < BLOCKS;", phase, k);
+    w.line("  a[{}] = use && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1) ? "
+           "bfly::pair_sum(bfly::load_pair(p)) : S(0); }}{}", k, k + 1 < spec.W ? " row += ld;" : "");
+  }
+}
+
 void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
@@ -248,18 +334,31 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
       "through a pointer worked out once at column r of block 0, so that no load needs a guard or more than an "
       "offset. A row past the last reads row 0 of the weights instead: its sums are never used.",
       permuted - 1), w);
+  const bool odd = odd_row_pairs(spec);
+  if (odd)
+    comment_paragraph("A row of odd K pairs up from the even address at or before its start (its phase, bit s of "
+                      "`phases` for slot s): column c holds its weights 2c - phase and 2c + 1 - phase.", w);
   w.line("struct RowSlots {");
   w.line("  const T* row[W];");
+  if (odd) w.line("  unsigned int phases;");
   w.line("};");
   {
     auto body = w.scope("__device__ __forceinline__ RowSlots plan_row_slots(const T* weights, const T* rows, "
                         "long long ld, int rows_left, int r)");
     w.line("RowSlots slots;");
+    if (odd) w.line("slots.phases = 0u;");
     w.line("#pragma unroll");
     {
       auto loop = w.scope("for (int s = 0; s < W; ++s)");
       w.line("const int k = s ^ (r & {});", permuted - 1);
-      w.line("slots.row[s] = (k < rows_left ? rows + k * ld : weights) + {}(FIRST_BLOCK_COLUMN + r);", factor);
+      if (odd) {
+        w.line("const T* const row = k < rows_left ? rows + k * ld : weights;");
+        w.line("const int phase = bfly::pair_phase(row);");
+        w.line("slots.row[s] = row - phase + 2 * (FIRST_BLOCK_COLUMN + r);");
+        w.line("slots.phases |= static_cast<unsigned int>(phase) << s;");
+      } else {
+        w.line("slots.row[s] = (k < rows_left ? rows + k * ld : weights) + {}(FIRST_BLOCK_COLUMN + r);", factor);
+      }
     }
     w.line("return slots;");
   }
@@ -269,6 +368,13 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   {
     auto body = w.scope("__device__ __forceinline__ void load_row_block(" + S + " (&a)[W], const RowSlots& slots, " +
                         "int block, int r" + (pairs ? ", unsigned int& screen)" : ")"));
+    if (odd) {
+      w.line("const int column = FIRST_BLOCK_COLUMN + block * W + r;");
+      odd_pairs_tile_loads(
+          spec.W, [](int s) { return fmt::format("slots.row[{}] + 2 * block * W", s); }, "slots.phases",
+          [](int) { return std::string(); }, w);
+      return;
+    }
     if (spec.padded())
       w.line("const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // block 0 starts left of column 0");
     else
@@ -467,6 +573,12 @@ OperationText sample_pairs_text(const KernelSpec& spec) {
   // A pair is screened on its bits as loaded, in load_block and load_staged_block: nothing is left for its use.
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r, screen)";
   t.prepare_block = "";
+  if (odd_row_pairs(spec)) {
+    // Rows of odd K, paired by their phase: column j of this lane's row at my_pairs + 2 * j.
+    t.remnant_element = "bfly::pair_sum(bfly::own_pair(my_pairs, j, COLUMNS, my_phase))";
+    t.load_block = "load_block({a}, rows, ld, rows_left, {b}, r, screen, phase_even, phase_odd, row_phases)";
+    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r, phase_even, phase_odd)";
+  }
   return t;
 }
 
@@ -556,13 +668,40 @@ void interface_values(const KernelFamily& family, ElementType type, std::string_
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   const OperationText op = operation_emitters(spec.operation).text(spec);
   const std::string_view S = sum_type(spec);
+  if (odd_row_pairs(spec)) {
+    w.line("// Rows of odd K pair up from the even address at or before their start (bfly::pair_phase): column c of a");
+    w.line("// row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a phase, and so do");
+    w.line("// rows 1, 3, ...");
+    w.line("const int my_phase = bfly::pair_phase(my_row);");
+    if (spec.linear_remnant()) w.line("const T* const my_pairs = my_row - my_phase;  // column j at my_pairs + 2 * j");
+    if (spec.blocks() > 0) {
+      w.line("const int phase_even = bfly::pair_phase(rows), phase_odd = bfly::pair_phase(rows + ld);");
+      if (!loads_row_by_slots(spec))
+        w.line("const unsigned int row_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  // bit k: row k's");
+      comment_paragraph(fmt::format(
+          "The blocks read a pair that holds a weight outside its row as zeros; its weight in the row is summed alone "
+          "by the row's own lane: {}weight K - 1 of a row of phase 0 (column COLUMNS - 1) after them.",
+          spec.linear_remnant() ? "" : "weight 0 of a row of phase 1 (column 0) before the blocks, "), w);
+      if (!spec.linear_remnant())
+        w.line("const bfly::WeightPair<T> first_alone = m < M && my_phase != 0 ? bfly::lone_pair(my_row) : "
+               "bfly::WeightPair<T>{};");
+      w.line("const bfly::WeightPair<T> last_alone = m < M && my_phase == 0 ? bfly::lone_pair(my_row + (K - 1)) : "
+             "bfly::WeightPair<T>{};");
+      if (!spec.linear_remnant()) w.line("screen = bfly::screen_pair(screen, first_alone);");
+      w.line("screen = bfly::screen_pair(screen, last_alone);");
+    }
+  }
   if (spec.linear_remnant()) {
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
     w.line("{0} remnant_total = {0}(0);", S);
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    if (screens_weights(spec) && spec.weights_per_column() == 2) {
+    if (odd_row_pairs(spec)) {
+      w.line("const bfly::WeightPair<T> pair = bfly::own_pair(my_pairs, j, COLUMNS, my_phase);");
+      w.line("screen = bfly::screen_pair(screen, pair);");
+      w.line("remnant_total += bfly::pair_sum(pair);");
+    } else if (screens_weights(spec) && spec.weights_per_column() == 2) {
       w.line("const bfly::WeightPair<T> pair = bfly::load_pair(my_row + 2 * j);");
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
@@ -571,11 +710,23 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       if (screens_weights(spec)) w.line("screen = bfly::screen_weight(screen, x);");
       w.line("remnant_total += x;");
     }
+  } else if (odd_row_pairs(spec) && spec.blocks() > 0) {
+    w.line("const {0} remnant_total = bfly::pair_sum(first_alone);  // no linearly searched remnant: weight 0 alone", S);
+    w.line("running = remnant_total;");
   } else {
     w.line("const {0} remnant_total = {0}(0);  // no linearly searched remnant", S);
   }
   if (spec.linear_remnant()) w.line("running = remnant_total;");
   if (spec.blocks() == 0) return;
+  pass1_blocks(spec, geometry, op, w);
+  if (odd_row_pairs(spec)) {
+    w.line("const {} table_total = running;  // the blocks' running total, before weight K - 1 alone", S);
+    w.line("running += bfly::pair_sum(last_alone);");
+  }
+}
+
+void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const OperationText& op, CodeWriter& w) {
+  const std::string_view S = sum_type(spec);
   const auto load = [&](const char* a, const char* b) {
     w.line("{};", fmt::format(fmt::runtime(op.load_block), fmt::arg("a", a), fmt::arg("b", b)));
   };
@@ -633,6 +784,9 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   if (loads_row_by_slots(spec)) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed loads through the row slots, the block totals.");
     w.line("const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);");
+    // Over pairs at odd K the first and last tiles load otherwise (odd_pairs_tile_loads): unrolled, every tile knows
+    // which it is when compiled.
+    if (odd_row_pairs(spec)) w.line("#pragma unroll  // every block number a constant: the edge tiles are known");
     const BlockStep load_slots = [&](const std::string& a, const std::string& b) {
       w.line("load_row_block({}, slots, {}, r{});", a, b, spec.weights_per_column() == 2 ? ", screen" : "");
     };
@@ -877,7 +1031,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("// One block: Algorithm 10 searches pass 1's table between the remnant's total and the row's.");
       if (pairs) {
         w.line("pair_low = remnant_total;");
-        w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, pair_low, total);");
+        w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, pair_low, {});",
+               odd_row_pairs(spec) ? "table_total" : "total");
       } else {
         w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
       }
@@ -890,7 +1045,25 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       linear_search();
     }
   }
-  if (pairs) {
+  if (odd_row_pairs(spec)) {
+    w.line("// Column `draw` holds the weights first = 2 * draw - my_phase and first + 1: the first is drawn when u' lies");
+    w.line("// below the running total before the pair plus that weight (zero outside the row), else the second. (A");
+    w.line("// padded column, draw < 0, a weight outside the row and a zero weight reached through rounding are drawn");
+    w.line("// again sequentially below.)");
+    {
+      auto pick = w.scope("if (valid && draw >= 0)");
+      w.line("const int first = 2 * draw - my_phase;");
+      w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);", widened(spec, "my_row[first]"),
+             S);
+    }
+    if (spec.blocks() > 0) {
+      w.line("// The weights summed alone, outside the blocks' table: weight K - 1 of a row of phase 0 after it{}",
+             spec.linear_remnant() ? "." : ", weight 0");
+      if (!spec.linear_remnant()) w.line("// of a row of phase 1 before it.");
+      w.line("if (valid && !(target < table_total)) draw = K - 1;");
+      if (!spec.linear_remnant()) w.line("if (valid && target < remnant_total) draw = 0;");
+    }
+  } else if (pairs) {
     w.line("// Column `draw` holds the weights 2 * draw and 2 * draw + 1: the first is drawn when u' lies below the");
     w.line("// running total before the pair plus the first weight, else the second. (A padded column, draw < 0, and a");
     w.line("// zero weight reached through rounding are drawn again sequentially below.)");

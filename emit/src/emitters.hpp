@@ -20,6 +20,12 @@ inline constexpr int kRedraws = 8;
 inline constexpr int kPermutedRows = 4;
 inline int permuted_rows(int W) { return W < kPermutedRows ? W : kPermutedRows; }
 
+// The row kernel over pairs at odd K (sample_pairs, docs/DESIGN.md section 13): each row pairs up from the even
+// address at or before its start (its phase, 0 or 1), so that one column of it holds a weight outside the row.
+inline bool odd_row_pairs(const KernelSpec& spec) {
+  return spec.operation == Operation::sample_pairs && spec.K % 2 != 0;
+}
+
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
 void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);

@@ -80,6 +80,9 @@ Source generate(const KernelSpec& spec) {
   if (spec.operation == Operation::sample || spec.operation == Operation::sample_pairs) {
     values["S"] = std::string(emit::sum_type(spec));
     values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
+    // Over pairs at odd K the pick can land one past the row (a weight outside it): not read, drawn again.
+    if (emit::odd_row_pairs(spec))
+      values["drawn_weight"] = fmt::format("(draw < K ? {} : {}(0))", values["drawn_weight"], emit::sum_type(spec));
     // __launch_bounds__'s second argument, CTAs per SM, when the spec asks for an occupancy.
     const int min_ctas = min_ctas_per_sm(spec);
     values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);

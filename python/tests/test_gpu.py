@@ -31,7 +31,7 @@ def cupy():
     return cupy
 
 
-@pytest.mark.parametrize("K", [3, 100, 4099])
+@pytest.mark.parametrize("K", [3, 100, 101, 4099])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_torch_draws_equal_the_cpu_draws(torch, K, dtype):
     rng = np.random.default_rng()

@@ -225,6 +225,24 @@ def test_long_rows_of_16_bit_weights_split_in_pairs(K):
         assert np.all(w[np.arange(len(w)), draws] > 0)  # a zero weight is never drawn
 
 
+@pytest.mark.parametrize("K", [71, 1001])
+def test_rows_of_odd_k_of_16_bit_weights_in_pairs(K):
+    # Many rows of odd K of f16 take the row kernel over pairs (docs/DESIGN.md section 13): each row pairs up from the
+    # even address at or before its start, so rows packed tightly (ld = K) alternate between two phases, and a view
+    # one element into its buffer shifts every row's phase. Either way the draws are the float64 reference's but
+    # within rounding of a boundary, and nothing outside the rows is drawn.
+    rng = np.random.default_rng()
+    buffer = random_weights(rng, 300, K + 1, np.float16)
+    seed, offset = int(rng.integers(2**63)), int(rng.integers(2**32))
+    flat = np.ascontiguousarray(buffer).reshape(-1)
+    for w in (flat[: 300 * K].reshape(300, K), flat[1 : 1 + 299 * K].reshape(299, K)):
+        draws = bfly.sample(w, seed=seed, offset=offset)
+        expected, margin = reference.draws(w, seed, offset)
+        different = draws != expected
+        assert np.all(margin[different] < 1e-4) and different.sum() <= 2, (np.flatnonzero(different), margin)
+        assert np.all(w[np.arange(len(w)), draws] > 0)  # a zero weight is never drawn
+
+
 def test_long_rows_split_over_ctas_draw_distinct_categories():
     # Few long rows without replacement take sample_split's distinct form (docs/DESIGN.md section 12): the row kernel's
     # redraws, and the exact draw among the categories left on a table formed again without the drawn ones. K = 20000

@@ -33,20 +33,34 @@ int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 :
 // (-2026-11-27-k-range-final-*.csv).
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
-// The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16, K even), where it was
-// faster. On an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read
-// ceiling at K = 16, 32, 100, 128, 200, 256, 512, 1024 and 2048 against 0.33-0.64 in the row kernel, 0.47-0.70
-// against 0.15-0.40 at K = 2000, 3000 and 4094, and f16 the same within 0.05; f32 and f64 pairs lost at nearly every
-// K. Pairs with an odd number of blocks after the first four (K = 1000 and 1002 with their remnant searched
-// linearly, 31 blocks; K = 1500, 47) read 0.33-0.43, so the remnant is padded or searched linearly, whichever
-// leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58), and a row with an odd number anyway keeps
-// the row kernel. R forced by the caller is kept as it is.
+// Odd K of 16-bit weights from this K on: sample_split_pairs, whatever M. A row of odd K starts on any element, so it
+// never takes the row kernel's staged loads (ld = K is never whole 16-byte copies) and its register loads fell behind
+// the split kernel: at 1 GiB on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-split-sampling.csv)
+// bf16 K = 2047, 3001 and 4095 read 0.65, 0.82 and 0.85 of the read ceiling split in pairs against 0.52, 0.52 and 0.44
+// in the row kernel over pairs, while K = 1499 read 0.52 against 0.55 and K = 1001 0.40 against 0.59.
+constexpr int kNarrowOddSplitFromK = 2047;
+
+// The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16), where it was faster. On an
+// H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read ceiling at
+// K = 16, 32, 100, 128, 200, 256, 512, 1024 and 2048 against 0.33-0.64 in the row kernel, 0.47-0.70 against 0.15-0.40
+// at K = 2000, 3000 and 4094, and f16 the same within 0.05; f32 and f64 pairs lost at nearly every K; odd K (rows
+// paired by their phase) read 0.52-0.83 from K = 17 to 3001 against 0.18-0.57 over single weights
+// (-2026-11-27-odd-row-pairs-*.csv). Pairs with an odd number of blocks after the first four (K = 1000 and 1002 with
+// their remnant searched linearly, 31 blocks; K = 1500, 47) read 0.33-0.43, so the remnant is padded or searched
+// linearly, whichever leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58), and a row with an odd
+// number anyway keeps the row kernel. A row loaded whole (at most kWholeRowBlocks blocks with its remnant searched
+// linearly) keeps it searched linearly: padding it lost there (-2026-11-27-odd-row-pairs-remnant-sampling.csv: bf16
+// K = 33, 34 and 100 read 0.41, 0.34 and 0.75 padded against 0.83, 0.92 and 0.84, K = 99 and 101 0.78 and 0.77
+// against 0.76 and 0.75). R forced by the caller is kept as it is.
 KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   KernelSpec pairs = row;
   pairs.operation = Operation::sample_pairs;
   if (!keep_R && pairs.remnant() > 0) {
-    const bool linear_blocks_even = (pairs.columns() / pairs.W) % 2 == 0;
-    pairs.R = linear_blocks_even ? std::max(pairs.R, pairs.remnant()) : std::min(pairs.R, pairs.remnant() - 1);
+    const int linear_blocks = pairs.columns() / pairs.W;
+    if (linear_blocks % 2 == 0)
+      pairs.R = std::max(pairs.R, pairs.remnant());
+    else if (linear_blocks > kWholeRowBlocks)
+      pairs.R = std::min(pairs.R, pairs.remnant() - 1);
   }
   pairs.validate();
   return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks ? pairs : row;
@@ -66,7 +80,7 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
   spec.R = forced.R.value_or(std::min(8, spec.W - 1));
   spec.operation = operation;  // sample, or sample_pairs (the same table over pairs of weights)
   spec.validate();
-  if (forced.operation || forced.W || !is_narrow(type) || K % 2 != 0) return spec;
+  if (forced.operation || forced.W || !is_narrow(type)) return spec;
   return pairs_when_faster(spec, forced.R.has_value());
 }
 
@@ -77,8 +91,10 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 }
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool split_by_shape = rows_split_by_shape(K, type, M);
-  if (split_by_shape && is_narrow(type) && K < kSplitFromK && M >= kNarrowRowKernelFromRows && !forced.operation) {
+  const bool split_by_shape = rows_split_by_shape(K, type, M) ||
+                              (is_narrow(type) && K % 2 != 0 && K >= kNarrowOddSplitFromK && !forced.operation);
+  if (split_by_shape && is_narrow(type) && K < kSplitFromK && K % 2 == 0 && M >= kNarrowRowKernelFromRows &&
+      !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;
   }

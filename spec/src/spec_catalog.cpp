@@ -97,6 +97,15 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 2000, 8, Variant::addsub},  // remnant 8, 62 blocks in chunks of 2
       {8, 8194, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
       {4, 64, 0, Variant::addsub},     // 8 blocks of 4 columns
+      // Odd K: rows paired from the even address at or before their start, so one column of each row holds a weight
+      // outside it (column 0 of a row of phase 1, the last column of a row of phase 0).
+      {16, 1, 8, Variant::addsub},     // one column, both ways outside the row, searched linearly
+      {16, 31, 8, Variant::swap},      // one block holding column 0 and the last column
+      {16, 33, 8, Variant::addsub},    // column 0 in the remnant of 1, the last column in the one block
+      {16, 55, 8, Variant::addsub},    // a remnant of 12 padded: column 0 in block 0 after 4 padding columns
+      {16, 143, 8, Variant::swap},     // a remnant of 8 and 4 blocks
+      {16, 2001, 8, Variant::addsub},  // a remnant of 9 padded, 63 blocks in chunks (the register loads)
+      {8, 8193, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
   };
   std::vector<KernelSpec> specs;
   for (const ElementTypeInfo& element : kElementTypes)

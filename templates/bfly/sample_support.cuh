@@ -43,7 +43,8 @@ __device__ __forceinline__ float widen(half_bits x) {
 }
 
 // Two adjacent weights of a row, loaded together by the sample_pairs kernels: one 4-byte load of f16/bf16, one
-// 8-byte load of f32, one 16-byte load of f64. The row must start on a pair (the runtime checks the pointer and ld).
+// 8-byte load of f32, one 16-byte load of f64. For K even the row must start on a pair (the runtime checks the
+// pointer and ld); a row of odd K pairs up from the even address at or before its start (pair_phase).
 // A pair of 16-bit weights is kept as the 32-bit word it is loaded as (the first weight in the low half), so that a
 // select, a zero and pass 1's screen each take one register.
 template <typename T>
@@ -70,12 +71,40 @@ __device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
 #endif
 }
 
+// Rows of odd K over pairs (sample_pairs, sample_split_pairs) pair up from the even address at or before their start:
+// the row's phase is 1 when that is the weight before it, else 0.
+template <typename T>
+__device__ __forceinline__ int pair_phase(const T* row) {
+  return static_cast<int>(reinterpret_cast<unsigned long long>(row) / sizeof(T) & 1u);
+}
+
 // A pair of one weight and a zero: sample_split_pairs' column that holds a weight of a row of odd K and one outside
 // it loads the row's weight alone (its sum and its screen are then that weight's).
 template <typename T>
 __device__ __forceinline__ WeightPair<T> lone_pair(const T* p) {
   if constexpr (sizeof(T) == 2) return WeightPair<T>{static_cast<unsigned int>(p[0].bits)};
   else return WeightPair<T>{p[0], T(0)};
+}
+
+// Rows of odd K paired by their phase (bit s of `phases`: slot s's row): bit s of the result is set when column
+// `column` of slot s's row holds a weight outside the row beside one in it, column 0 of a row of phase 1 (weights -1
+// and 0) or column `columns` - 1 of a row of phase 0 (weights K - 1 and K).
+__device__ __forceinline__ unsigned int lone_columns(int column, int columns, unsigned int phases) {
+  return (column == 0 ? phases : 0u) | (column == columns - 1 ? ~phases : 0u);
+}
+// The slots whose pair at `column` lies wholly in their row: not padding left of column 0 (column < 0), not a column
+// that lone_columns names. The row kernel's tiles load only these; a row's own lane sums the weight a lone column
+// holds of it (its first or its last) by itself.
+__device__ __forceinline__ unsigned int whole_columns(int column, int columns, unsigned int phases) {
+  return column < 0 ? 0u : ~lone_columns(column, columns, phases);
+}
+// Column j of a row's own pairs (`pairs`: the even address at or before the row's start, `phase` the row's phase), as
+// far as it lies in the row, the row's weight alone where the column holds one outside it: the remnant of a row of odd
+// K, searched linearly by its own lane, j known when compiling.
+template <typename T>
+__device__ __forceinline__ WeightPair<T> own_pair(const T* pairs, int j, int columns, int phase) {
+  const bool lone = (j == 0 && phase != 0) || (j == columns - 1 && phase == 0);
+  return lone ? lone_pair(pairs + 2 * j + phase) : load_pair(pairs + 2 * j);
 }
 
 template <typename T> struct Limits;

@@ -49,11 +49,15 @@ std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, lon
 
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, long long ld);
 
-// The GPU's draws against the CPU execution's, at the catalog's usual row stride and, for staged loads, on 16 bytes.
+// The GPU's draws against the CPU execution's, at the catalog's usual row stride, for pairs at odd K on rows packed
+// tightly, and for staged loads on 16 bytes.
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   const gen::KernelSpec& spec = kernel.spec;
   const long long ld = spec.K + (spec.weights_per_column() == 2 ? 2 : 1);  // sample_pairs: rows start on a pair
   compare(kernel, M, seed, ld);
+  // Pairs at odd K: also rows packed tightly (ld = K, every other row off a pair, the last pair of the last row at the
+  // array's end).
+  if (spec.weights_per_column() == 2 && spec.K % 2 != 0) compare(kernel, M, seed, spec.K);
   // Staged loads (docs/DESIGN.md section 14) take their shared-memory path only for rows on 16 bytes.
   for (const long long staged_ld : staged_strides(spec)) compare(kernel, M, seed, staged_ld);
 }

@@ -54,6 +54,18 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // odd K: split pairs
             gen::Operation::sample_split_pairs);
+  // Odd K of 16-bit weights: the row kernel over pairs, as for even K, up to K = 2047, and split in pairs from there
+  // on whatever M (their rows never take the staged loads).
+  EXPECT_EQ(gen::choose_sample_spec(71, gen::ElementType::bf16, none, 1 << 20).operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(1499, gen::ElementType::f16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation, gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(2048, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::f32, none, 1 << 18).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(71, gen::ElementType::f32, none, 1 << 20).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f64, none, 32768).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::f64, none, 32761).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(8192, gen::ElementType::f64, none, 16384).operation, gen::Operation::sample_split);
@@ -90,8 +102,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(big.K, 1000);
   EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
-  // 16-bit weights with K even take sample_pairs, with the remnant padded or searched linearly so that the row has
-  // an even number of blocks; a row with an odd number anyway, odd K, f32 and f64, and a forced W keep the row kernel.
+  // 16-bit weights take sample_pairs (odd K too), with the remnant padded or searched linearly so that the row has
+  // an even number of blocks; a row with an odd number anyway, f32 and f64, and a forced W keep the row kernel.
   const gen::KernelSpec pairs_1000 = gen::choose_sample_spec(1000, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1000.operation, gen::Operation::sample_pairs);
   EXPECT_EQ(pairs_1000.blocks(), 32) << "500 columns: the remnant of 4 padded to a block";
@@ -104,7 +116,21 @@ TEST(Sampler, ChooseSpecRule) {
       << "80 columns: 5 blocks, no remnant to move";
   EXPECT_EQ(gen::choose_sample_spec(96, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
       << "3 blocks, loaded whole";
-  EXPECT_EQ(gen::choose_sample_spec(1001, gen::ElementType::bf16, none).operation, gen::Operation::sample);
+  // A row loaded whole keeps its remnant searched linearly, whatever the parity of its blocks.
+  for (int K : {33, 34, 100}) {
+    const gen::KernelSpec whole = gen::choose_sample_spec(K, gen::ElementType::bf16, none);
+    EXPECT_EQ(whole.operation, gen::Operation::sample_pairs) << K;
+    EXPECT_TRUE(whole.linear_remnant()) << K;
+    EXPECT_EQ(whole.R, 8) << K;
+  }
+  EXPECT_EQ(gen::choose_sample_spec(34, gen::ElementType::bf16, none).blocks(), 1);
+  EXPECT_EQ(gen::choose_sample_spec(100, gen::ElementType::bf16, none).blocks(), 3);
+  EXPECT_EQ(gen::choose_sample_spec(17, gen::ElementType::bf16, none).blocks(), 0) << "9 columns, all searched linearly";
+  const gen::KernelSpec pairs_1001 = gen::choose_sample_spec(1001, gen::ElementType::bf16, none);
+  EXPECT_EQ(pairs_1001.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(pairs_1001.blocks(), 32) << "501 columns: the remnant of 5 padded to a block";
+  EXPECT_EQ(gen::choose_sample_spec(159, gen::ElementType::bf16, none).operation, gen::Operation::sample)
+      << "80 columns at odd K: 5 blocks, as at K = 160";
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f64, none).operation, gen::Operation::sample);
   SamplerOptions width;
@@ -134,8 +160,9 @@ TEST(Sampler, EverySamplingOperationCanBeForced) {
   EXPECT_NE(error_of([&] { Sampler sampler(lda); }).find("not a sampling kernel"), std::string::npos);
 }
 
-// sample_pairs loads two weights at once: rows must start on a pair (the pointer aligned to two elements, ld even),
-// else the call takes the row kernel with the same W, R and variant; K must be even.
+// sample_pairs loads two weights at once: for K even rows must start on a pair (the pointer aligned to two elements,
+// ld even), else the call takes the row kernel with the same W, R and variant; rows of odd K pair up from the even
+// address at or before their start, wherever they start.
 TEST(Sampler, PairsNeedRowsThatStartOnAPair) {
   SamplerOptions pairs;
   pairs.operation = gen::Operation::sample_pairs;
@@ -154,8 +181,10 @@ TEST(Sampler, PairsNeedRowsThatStartOnAPair) {
   EXPECT_EQ(gen::fit_to_rows(f32, buffer + 4, 1000).operation, gen::Operation::sample) << "f32 pairs take 8 bytes";
   EXPECT_EQ(gen::fit_to_rows(f32, buffer + 8, 1000).operation, gen::Operation::sample_pairs);
   EXPECT_EQ(gen::fit_to_rows(row, buffer + 2, 1001), row) << "other kernels are left as they are";
-  EXPECT_NE(error_of([&] { (void)sampler.spec_for(999, gen::ElementType::f32); }).find("K must be even"),
-            std::string::npos);
+  const gen::KernelSpec odd = sampler.spec_for(999, gen::ElementType::bf16);
+  ASSERT_EQ(odd.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(odd.columns(), 500);
+  EXPECT_EQ(gen::fit_to_rows(odd, buffer + 2, 999), odd) << "odd K: any address and ld";
 }
 
 TEST(Sampler, BadForcedOptionsFailAtConstruction) {

@@ -54,10 +54,10 @@ const std::vector<Flag> kSpecFlags = {
     {"--type", "T", kTypeHelp},
     {"--variant", "V", "butterfly variant: swap (Figure 4) or addsub (Figure 8) (default addsub)"},
     {"--operation", "OP",
-     "sample (explicit M x K weights, one row per lane), sample_pairs (the same over pairs of adjacent weights, "
-     "K even), sample_small (the same, several short rows per lane), "
+     "sample (explicit M x K weights, one row per lane), sample_pairs (the same over pairs of adjacent weights), "
+     "sample_small (the same, several short rows per lane), "
      "sample_split (the same, one row over several CTAs), sample_split_pairs (sample_split over pairs of adjacent "
-     "weights, K even), lda_z_doc (LDA z-step, theta[doc] * phi[word], one "
+     "weights), lda_z_doc (LDA z-step, theta[doc] * phi[word], one "
      "document per group of W threads) or lda_z (the same, one document per thread: the paper's Algorithm 7) "
      "(default: what bfly::gen::choose_sample_spec picks for K)"},
     {"--input", "KIND",

@@ -14,7 +14,7 @@ struct SampleChoice {
   std::optional<int> W;            // 4, 8, 16 or 32
   std::optional<Variant> variant;
   std::optional<int> R;            // remnant threshold, 0 .. W-1 (the row kernel's; sample_split has none)
-  // Operation::sample (one row per lane), Operation::sample_pairs (the same over pairs of weights, K even),
+  // Operation::sample (one row per lane), Operation::sample_pairs (the same over pairs of weights),
   // Operation::sample_small (several short rows per lane), Operation::sample_split (one row over several CTAs) or
   // Operation::sample_split_pairs (the same over pairs of weights).
   std::optional<Operation> operation;
@@ -31,21 +31,22 @@ struct SampleChoice {
 // picks between the row kernel and sample_split (docs/DESIGN.md section 12): sample_split from K = 16384 on, where
 // the row kernel's one lane per row cannot keep the device busy even with a GiB of weights, and when
 // 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64); but 16-bit weights with K below 16384 keep the row kernel
-// (over pairs, K even) from 32768 rows on. A split spec has W = 32 and R = 0, and for 16-bit weights it is
+// (over pairs, K even) from 32768 rows on, and odd K of 16-bit weights is split from K = 2047 on whatever M (its rows
+// never take the row kernel's staged loads). A split spec has W = 32 and R = 0, and for 16-bit weights it is
 // sample_split_pairs unless the operation was forced. Draws depend on the spec; a row whose u' lies within rounding
 // distance of a category boundary may draw its neighbour under the other kernel, so a caller that needs the same
 // draws whatever M forces the operation.
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
 
 // The shape part of that rule: whether M rows of K weights of `type` (M = 0: unknown) are split over CTAs, before
-// the exception of 16-bit weights in pairs (one draw from weights only). The forms (logits, several draws) follow it.
+// the exceptions of 16-bit weights in pairs (one draw from weights only). The forms (logits, several draws) follow it.
 bool rows_split_by_shape(int K, ElementType type, long long M);
 
 // The spec to launch for rows that start at `weights`, `ld` elements apart: `spec` itself, except that sample_pairs
 // and sample_split_pairs of K even load two weights at once and so need every row to start on a pair (weights
 // aligned to two elements, ld even); for rows that do not, the same kernel over single weights with the same W, R
-// and variant (Operation::sample, Operation::sample_split) draws instead. (sample_split_pairs of K odd pairs each
-// row from the even address at or before its start and takes any rows.)
+// and variant (Operation::sample, Operation::sample_split) draws instead. (At K odd both pair each row from the even
+// address at or before its start and take any rows.)
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x

@@ -81,7 +81,8 @@ struct KernelFamily {
 bool starts_on_pair(const void* elements, ElementType element);
 
 // Whether a kernel of `family` for rows of K elements needs every row to start on a pair: a rows_in_pairs family at
-// K even. At K odd (sample_split_pairs) a row pairs up from the even address at or before its start, whatever it is.
+// K even. At K odd (sample_pairs, sample_split_pairs) a row pairs up from the even address at or before its start,
+// whatever it is.
 inline bool rows_on_pairs_required(const KernelFamily& family, long long K) {
   return family.rows_in_pairs && K % 2 == 0;
 }
