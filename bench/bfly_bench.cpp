@@ -149,7 +149,7 @@ const Form& form_named(const std::string& name) {
       "  --K LIST           categories per row, comma-separated (default 16,32,64,71,128,256,512,1000,1024,2048,4096,4097)\n"
       "  --types LIST       f32,f64,bf16,f16 (default f32,f64; the baselines run for f32 and f64 only)\n"
       "  --M LIST           rows per point, comma-separated (default: enough rows for --min-bytes of weights)\n"
-      "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
+      "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,32,33,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,50257,128256,262144 at M = 1,4,16,64,256 (LLM vocabularies; 50257 is odd)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
       "                     bfly-split-pairs-w32, bfly-small-w32, alg1, alg1-two-pass,\n"
@@ -199,8 +199,9 @@ Options parse_options(int argc, char** argv) {
         o.Ms.clear();
         for (const std::string& m : split(value())) o.Ms.push_back(std::stoll(m));
       } else if (flag == "--k-range") {
-        o.Ks = {2, 3, 5, 8, 12, 16, 32, 64, 71, 128, 256, 512, 1000, 1024, 2048, 4096, 4097, 8192, 16384, 32000,
-                65536, 128256, 262144};
+        // Odd K besides 71 and 4097 since 2026-11-27 (16-bit rows of odd K pair up by their phase).
+        o.Ks = {2, 3, 5, 8, 12, 16, 32, 33, 64, 71, 128, 255, 256, 512, 1000, 1001, 1024, 2047, 2048, 3001, 4096, 4097,
+                8192, 16384, 32000, 65536, 128256, 262144};
       } else if (flag == "--llm") {
         o.Ks = {32000, 50257, 128256, 262144};
         o.Ms = {1, 4, 16, 64, 256};
@@ -277,13 +278,14 @@ std::string bfly_name(Variant variant, int W) {
   return fmt::format("bfly-{}-w{}", bfly::gen::name_of(variant), W);
 }
 
-// sample_pairs (K even): the row kernel over pairs of adjacent weights (docs/DESIGN.md section 13) with the automatic
-// choice's variant: bfly-pairs-w16 and -w32 with its R, bfly-pairs-w16-r0 with every remnant padded to a block.
+// sample_pairs: the row kernel over pairs of adjacent weights (docs/DESIGN.md section 13) with the automatic
+// choice's variant: bfly-pairs-w16 and -w32 with its R, bfly-pairs-w16-r0 with every remnant padded to a block,
+// bfly-pairs-w16-r8 with remnants of up to 8 columns searched linearly (the row kernel's R). Odd K too.
 struct PairsKernel {
   int W;
   std::optional<int> R;
 };
-constexpr PairsKernel kPairsKernels[] = {{16, std::nullopt}, {32, std::nullopt}, {16, 0}};
+constexpr PairsKernel kPairsKernels[] = {{16, std::nullopt}, {32, std::nullopt}, {16, 0}, {16, 8}};
 KernelSpec pairs_spec(int K, ElementType type, const PairsKernel& kernel) {
   bfly::gen::SampleChoice forced;
   forced.W = kernel.W;
@@ -339,7 +341,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
       for (const PairsKernel& kernel : kPairsKernels)
-        if (K % 2 == 0 && wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
+        if (wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
       if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
       if (wanted(o, "bfly-split-pairs-w32")) add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
@@ -591,7 +593,7 @@ class Bench {
       for (int W : kWidths)
         if (wanted(o_, bfly_name(variant, W))) add_row_kernel(bfly_spec(K, type, variant, W), bfly_name(variant, W));
     for (const PairsKernel& kernel : kPairsKernels)
-      if (K % 2 == 0 && wanted(o_, pairs_name(kernel))) add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
+      if (wanted(o_, pairs_name(kernel))) add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
     // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
     for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
                                           std::pair{bfly::gen::Operation::sample_split_pairs, "bfly-split-pairs-w32"},
