@@ -332,7 +332,9 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(spec(256, ElementType::bf16, 8, Operation::sample_pairs)), 4);  // 8 blocks of pairs
   EXPECT_EQ(pass1_stages(spec(200, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // 6 blocks of pairs
   EXPECT_EQ(pass1_stages(spec(2048, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // 1024 columns of pairs
-  EXPECT_EQ(pass1_stages(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // the same at odd K
+  EXPECT_EQ(pass1_stages(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // the same at odd K
+  EXPECT_EQ(pass1_stages(spec(2001, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // block 0 off a copy: odd K
+  EXPECT_EQ(pass1_stages(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // ... but not even K
   EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32, 8, Operation::lda_z_doc)), 0);
   KernelSpec logits = spec(1024, ElementType::f32);
   logits.input = InputKind::logits;

@@ -12,6 +12,10 @@
 namespace bfly::gen::emit {
 namespace {
 
+// The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
+// 0): the only tiles where a pair of a row of odd K has a weight outside its row.
+constexpr const char* kEdgeTileCondition = "((FIRST_BLOCK_COLUMN <= 0 && block == 0) || block == BLOCKS - 1)";
+
 // "1, 5, 9, 13": the rows d = (bit - 1) + 2 * bit * i that hold the level's butterflies or tree nodes.
 std::string rows_list(int bit, int W) {
   std::string out;
@@ -253,13 +257,10 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
 
 namespace {
 
-// The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
-// 0): the only tiles where a pair of a row of odd K has a weight outside its row.
-constexpr const char* kEdgeTile = "(FIRST_BLOCK_COLUMN <= 0 && block == 0) || block == BLOCKS - 1";
 
 // The W loads of a tile over the pairs of rows of odd K: `pointer(k)` is row k's pair, `phases` names the rows' phase
 // bits (bit k: row k's) and `guard(k)` the condition for row k to be read (empty: always). The tiles that can hold
-// column 0 or COLUMNS - 1 (kEdgeTile) load only the pairs that lie wholly in their rows and read the others as zeros:
+// column 0 or COLUMNS - 1 (kEdgeTileCondition) load only the pairs that lie wholly in their rows and read the others as zeros:
 // the weight such a pair holds of its row is summed alone by the row's own lane (pass 1, `first_alone` and
 // `last_alone`). The other tiles load every pair; a tile is one or the other for the whole group.
 void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer, std::string_view phases,
@@ -272,7 +273,7 @@ void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer,
            value, k);
   };
   {
-    auto edge = w.scope(fmt::format("if ({})", kEdgeTile), "a tile with column 0 or COLUMNS - 1");
+    auto edge = w.scope(fmt::format("if {}", kEdgeTileCondition), "a tile with column 0 or COLUMNS - 1");
     w.line("// Bit k: row k's pair of this lane's column lies wholly in the row (not padding, not column 0 of a row of");
     w.line("// phase 1, not COLUMNS - 1 of a row of phase 0).");
     w.line("const unsigned int whole = bfly::whole_columns(column, COLUMNS, {});", phases);
@@ -394,7 +395,103 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   }
 }
 
+// The staged loads of rows of odd K over pairs: rows start on any element, so a row's pairs start `line_phase` columns
+// into a line for any line_phase, and the pieces are memory's own 16 bytes. The ring holds memory line L of a row at
+// place (L % STAGES) * LINE_COLUMNS (so every copy lands on 16 bytes), and column c of row k at place
+// (c + line_phase(k)) % RING_COLUMNS: each slot of a tile reads at its row's place.
+void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
+  const std::string S(sum_type(spec));
+  comment_paragraph(
+      "Pass 1's staged loads over pairs of rows of odd K (docs/DESIGN.md sections 13 and 14). A group copies the "
+      "128-byte lines of memory that hold its W rows' blocks into a ring of STAGES lines per row in shared memory, "
+      "without registers: memory line L of a row goes to line L % STAGES of the row's ring, 16 bytes a copy. A row "
+      "pairs up from the even address at or before its start (row_pairs), and its block 0 starts line_phase columns "
+      "into its first line, any number of them: column c of the row sits at place (c + line_phase) % RING_COLUMNS. "
+      "A copy may hold columns of the row before or after (or padding): those are never read, but for the pairs of "
+      "column 0 and COLUMNS - 1, which the edge tiles mask as the register loads do.", w);
+  {
+    auto body = w.scope("__device__ __forceinline__ const T* row_pairs(const T* rows, long long ld, int k)");
+    w.line("const T* const row = rows + k * ld;");
+    w.line("return row - bfly::pair_phase(row);  // the even address at or before the row's start");
+  }
+  {
+    auto body = w.scope("__device__ __forceinline__ int line_phase(const T* pairs)");
+    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(pairs) / sizeof(Column) + "
+           "FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));");
+  }
+  w.blank();
+  comment_paragraph(
+      "What a lane copies of every line, worked out once: piece i is row k = (i W + r) / LINE_PIECES and columns "
+      "PIECE_COLUMNS ((i W + r) % LINE_PIECES) on of the row's lines, so that LINE_PIECES lanes read one line. "
+      "`column` is where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L "
+      "further), `source` its address. A row past the last gets a column past every block: nothing of it is read.", w);
+  w.line("struct StagePlan {");
+  w.line("  const T* source[PIECES_PER_LANE];");
+  w.line("  int column[PIECES_PER_LANE];");
+  w.line("};");
+  {
+    auto body =
+        w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
+    w.line("StagePlan plan;");
+    w.line("#pragma unroll");
+    {
+      auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
+      w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
+      w.line("const T* const pairs = row_pairs(rows, ld, k);");
+      w.line("plan.column[i] = k < rows_left ? q - line_phase(pairs) : BLOCKS * W;");
+      w.line("plan.source[i] = pairs + 2 * (FIRST_BLOCK_COLUMN + plan.column[i]);");
+    }
+    w.line("return plan;");
+  }
+  w.blank();
+  comment_paragraph(
+      "Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the "
+      "remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as "
+      "zeros without reading memory, and no copy reads past the array's last weight (`end`). `swizzle` moves a "
+      "group's columns to other banks than its warp neighbour's.", w);
+  {
+    auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], "
+                        "const StagePlan& plan, int line, int r, int swizzle, const T* end)");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
+    w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
+    w.line("const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's");
+    w.line("const bool in_row = c + PIECE_COLUMNS > {} && c < BLOCKS * W;",
+           spec.padded() ? "-FIRST_BLOCK_COLUMN" : "0");
+    w.line("const T* const source = plan.source[i] + 2 * line * LINE_COLUMNS;");
+    w.line("const long long left = end - source;  // weights to the array's end");
+    w.line("const int bytes = !in_row || left <= 0 ? 0 : left >= 16 / static_cast<long long>(sizeof(T)) ? 16 : "
+           "static_cast<int>(left * static_cast<long long>(sizeof(T)));");
+    w.line("bfly::copy_up_to_16_bytes(&ring[k][((line * LINE_COLUMNS + q) & (RING_COLUMNS - 1)) ^ swizzle], source, "
+           "bytes);");
+  }
+  w.blank();
+  comment_paragraph(fmt::format(
+      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
+      "block 0's) of every row, the pair the register loads read from global memory, into slot s row s ^ (r & {}) of "
+      "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot). In the tiles "
+      "that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken (`slot_phases`: bit s the "
+      "phase of slot s's row), as the register loads take them. Each pair is screened as the register loads screen "
+      "it.", permuted_rows(spec.W) - 1), w);
+  {
+    auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
+                        " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, "
+                        "unsigned int& screen, const int (&shifts)[W], unsigned int slot_phases, int block)");
+    w.line("const unsigned int whole = {} ? bfly::whole_columns(FIRST_BLOCK_COLUMN + block * W + r, COLUMNS, "
+           "slot_phases) : ~0u;", kEdgeTileCondition);
+    const int groups = permuted_rows(spec.W);
+    for (int k = 0; k < spec.W; ++k)
+      w.line("{{ const Column x = (whole >> {0} & 1u) ? ring[{0} ^ (r & {1})][((column + shifts[{0}]) & (RING_COLUMNS "
+             "- 1)) ^ swizzle] : Column{{}}; screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}",
+             k, groups - 1);
+  }
+}
+
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
+  if (odd_row_pairs(spec)) {
+    odd_pairs_staged_load_functions(spec, w);
+    return;
+  }
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
   comment_paragraph(
@@ -767,11 +864,14 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
   if (pass1_stages(spec) > 0) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
-    w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
+    if (odd_row_pairs(spec))
+      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows of odd K: any ld, the array's start on 16 bytes");
+    else
+      w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
     {
       auto staged = w.scope("if (staged)", "staged loads");
       const bool pairs = spec.weights_per_column() == 2;
-      staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, pairs, total_and_store, w);
+      staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, pairs, total_and_store, w, odd_row_pairs(spec));
     }
     auto registers = w.scope("if (!staged)", "register loads");
     // A step of the staged loads is one line; the register loads keep the row kernel's tiles in flight, block by
@@ -798,23 +898,42 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
 }
 
 void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bool screen_in_load, const BlockStep& use,
-                       CodeWriter& w) {
+                       CodeWriter& w, bool odd_pairs) {
   const auto tile = [](int u) { return fmt::format("a{}", u); };
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
+  const int permuted_rows_for_loop = 3;  // slot s holds row s ^ (r & 3): kPermutedRows - 1 for W >= 4
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
   w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
-  w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.");
-  w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
-         "(LINE_COLUMNS * sizeof(Column)) == 0;");
+  const std::string end_arg = odd_pairs ? ", weights_end" : "";
+  if (odd_pairs) {
+    w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
+    w.line("// Slot s's row (s ^ (r & {})): where its block 0 starts in its first line, and its phase (bit s).",
+           permuted_rows_for_loop);
+    w.line("int shifts[W];");
+    w.line("unsigned int slot_phases = 0u;");
+    w.line("#pragma unroll");
+    {
+      auto slots = w.scope("for (int s = 0; s < W; ++s)");
+      w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
+      w.line("const T* const pairs = row_pairs(rows, ld, k);");
+      w.line("shifts[s] = line_phase(pairs);");
+      w.line("slot_phases |= static_cast<unsigned int>(pairs != rows + k * ld) << s;");
+    }
+    w.line("const bool on_lines = false;  // rows of odd K start on their lines only by chance: step + 1 is waited for");
+  } else {
+    w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.");
+    w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
+           "(LINE_COLUMNS * sizeof(Column)) == 0;");
+  }
   w.line("// The copies of the first STAGES lines go out before any block is built.");
   w.line("#pragma unroll");
   {
     auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
-    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);");
+    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle{});", end_arg);
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
   // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
@@ -827,11 +946,12 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bo
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
     w.line("{} {};", tile_type, tiles);
     for (int u = 0; u < count; ++u)
-      w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{});", tile(u),
-             u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
+      w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{}{});", tile(u),
+             u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "",
+             odd_pairs ? ", shifts, slot_phases, " + block(first, u) : "");
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);");
+      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle{});", end_arg);
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));

@@ -29,16 +29,17 @@ int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 :
 // rows on. At 1 GiB on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-split-pairs-large-k.csv) bf16 K = 8192
 // (65536 rows) read 0.827 of the read ceiling in the row kernel over pairs against 0.794 split over pairs (0.698 split
 // over single weights), while from K = 16384 on (32768 rows) the split kernel over pairs led, 0.856 against 0.766.
-// Not the row kernel over single 16-bit weights (odd K): K = 4097 read 0.119 in it against 0.264 split
-// (-2026-11-27-k-range-final-*.csv).
+// Odd K too, since its rows take the staged loads over pairs (kNarrowOddSplitFromK below); over single 16-bit weights
+// K = 4097 had read 0.119 in rows against 0.264 split (-2026-11-27-k-range-final-*.csv).
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
-// Odd K of 16-bit weights from this K on: sample_split_pairs, whatever M. A row of odd K starts on any element, so it
-// never takes the row kernel's staged loads (ld = K is never whole 16-byte copies) and its register loads fell behind
-// the split kernel: at 1 GiB on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-split-sampling.csv)
-// bf16 K = 2047, 3001 and 4095 read 0.65, 0.82 and 0.85 of the read ceiling split in pairs against 0.52, 0.52 and 0.44
-// in the row kernel over pairs, while K = 1499 read 0.52 against 0.55 and K = 1001 0.40 against 0.59.
-constexpr int kNarrowOddSplitFromK = 2047;
+// Odd K of 16-bit weights from this K up to 4096: sample_split_pairs, whatever M. At 1 GiB on the H100
+// (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-staged-sampling.csv) bf16 K = 3001 and 4095 read 0.817 and
+// 0.845 of the read ceiling split in pairs against 0.759 and 0.782 in the row kernel over pairs (staged), while
+// K = 2047, one tile of pairs a row, read 0.652 split against 0.847 in rows. Past 4096 odd K follows even K's rule,
+// the row kernel over pairs from kNarrowRowKernelFromRows rows on: K = 4097, 8193 and 16385 read 0.798, 0.798 and
+// 0.796 in rows against 0.557, 0.731 and 0.749 split (-2026-11-27-odd-row-pairs-final-rows-sampling.csv).
+constexpr int kNarrowOddSplitFromK = 3001;
 
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16), where it was faster. On an
 // H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read ceiling at
@@ -51,19 +52,30 @@ constexpr int kNarrowOddSplitFromK = 2047;
 // number anyway keeps the row kernel. A row loaded whole (at most kWholeRowBlocks blocks with its remnant searched
 // linearly) keeps it searched linearly: padding it lost there (-2026-11-27-odd-row-pairs-remnant-sampling.csv: bf16
 // K = 33, 34 and 100 read 0.41, 0.34 and 0.75 padded against 0.83, 0.92 and 0.84, K = 99 and 101 0.78 and 0.77
-// against 0.76 and 0.75). R forced by the caller is kept as it is.
+// against 0.76 and 0.75). Rows of odd K that take the staged loads do not lose to an odd number of blocks: there the
+// remnant stays searched linearly and the row keeps its pairs (-2026-11-27-odd-row-pairs-staged-sampling.csv: bf16
+// K = 999, 1001 and 1499 read 0.853, 0.847 and 0.817 so against 0.814, 0.810 and 0.809 padded). R forced by the
+// caller is kept as it is.
 KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   KernelSpec pairs = row;
   pairs.operation = Operation::sample_pairs;
+  bool odd_blocks_fast = false;
+  if (pairs.remnant() > 0 || pairs.K % 2 != 0) {
+    KernelSpec linear = pairs;  // the remnant searched linearly
+    linear.R = std::max(pairs.R, pairs.remnant());
+    odd_blocks_fast = pairs.K % 2 != 0 && pass1_stages(linear) > 0;
+  }
   if (!keep_R && pairs.remnant() > 0) {
     const int linear_blocks = pairs.columns() / pairs.W;
     if (linear_blocks % 2 == 0)
       pairs.R = std::max(pairs.R, pairs.remnant());
-    else if (linear_blocks > kWholeRowBlocks)
+    else if (linear_blocks > kWholeRowBlocks && !odd_blocks_fast)
       pairs.R = std::min(pairs.R, pairs.remnant() - 1);
   }
   pairs.validate();
-  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks ? pairs : row;
+  // Odd K keeps its pairs whatever its blocks: single 16-bit weights at odd K read 0.21-0.30 from K = 101 to 255
+  // (-2026-11-27-odd-row-pairs-single-sampling.csv).
+  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 ? pairs : row;
 }
 
 // The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16
@@ -91,9 +103,10 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 }
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool split_by_shape = rows_split_by_shape(K, type, M) ||
-                              (is_narrow(type) && K % 2 != 0 && K >= kNarrowOddSplitFromK && !forced.operation);
-  if (split_by_shape && is_narrow(type) && K < kSplitFromK && K % 2 == 0 && M >= kNarrowRowKernelFromRows &&
+  const bool odd_narrow_split = is_narrow(type) && K % 2 != 0 && K >= kNarrowOddSplitFromK &&
+                                K < split_few_rows_from_k(type) && !forced.operation;
+  const bool split_by_shape = rows_split_by_shape(K, type, M) || odd_narrow_split;
+  if (split_by_shape && is_narrow(type) && K < kSplitFromK && !odd_narrow_split && M >= kNarrowRowKernelFromRows &&
       !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;

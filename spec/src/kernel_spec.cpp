@@ -109,14 +109,14 @@ bool loads_whole_row(const KernelSpec& spec) {
 // -2026-11-27-variants-f32.csv, build e3).
 constexpr int kStagePieceBytes = 16;  // one cp.async copy
 int column_bytes(const KernelSpec& spec) { return spec.weights_per_column() * size_of(spec.type); }
-// Not over pairs at odd K: staging runs only on rows whose stride is whole 16-byte copies, which ld = K (the common
-// case) never is there, so such rows take the register loads.
+// Over pairs at odd K the rows start on any element and the copies are memory's own 16 bytes (the odd-K staged
+// loads, docs/DESIGN.md section 13), so block 0 may start anywhere in a copy.
 bool stages_blocks(const KernelSpec& spec) {
   const int bytes = column_bytes(spec);
+  const bool odd_pairs = spec.weights_per_column() == 2 && spec.K % 2 != 0;
   return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
-         !(spec.weights_per_column() == 2 && spec.K % 2 != 0) &&
          (bytes == 4 || bytes == 8) && spec.W * bytes <= kStageRowBytes &&
-         spec.first_block_column() % (kStagePieceBytes / bytes) == 0;
+         (odd_pairs || spec.first_block_column() % (kStagePieceBytes / bytes) == 0);
 }
 // The ring's depth. Rows whose blocks fill at least kDeepRingLines lines take a deep ring of 8 lines in CTAs of one
 // warp (32 KiB of rings), shorter rows a ring of 4 lines in CTAs of two warps (also 32 KiB): on the H100 at 1 GiB,

@@ -266,6 +266,24 @@ __device__ __forceinline__ void copy_16_bytes(void* shared_destination, const vo
 #endif
 }
 
+// The same for the first `bytes` (0 to 16) of the 16 at `source`, the rest of the destination zero: the pieces of the
+// odd-K staged loads, which are memory's own 16 bytes and stop at the array's end.
+__device__ __forceinline__ void copy_up_to_16_bytes(void* shared_destination, const void* source, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  unsigned int destination;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(destination) : "l"(shared_destination));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(destination), "l"(source), "r"(bytes) : "memory");
+#else
+  // Older GPUs and the CPU execution: a plain copy, done when the call returns.
+  unsigned char* const to = static_cast<unsigned char*>(shared_destination);
+  const unsigned char* const from = static_cast<const unsigned char*>(source);
+  for (int i = 0; i < 16; ++i) to[i] = i < bytes ? from[i] : 0;
+#endif
+}
+
+// Whether `p` lies on 16 bytes.
+__device__ __forceinline__ bool on_16_bytes(const void* p) { return reinterpret_cast<unsigned long long>(p) % 16 == 0; }
+
 // Closes this thread's batch of copies issued since the last call (an empty batch counts too).
 __device__ __forceinline__ void commit_copies() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

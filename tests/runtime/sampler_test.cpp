@@ -52,15 +52,24 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(16384, gen::ElementType::f16, none, 32768).operation,
             gen::Operation::sample_split_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // odd K: split pairs
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 131056).operation,  // odd K as even K
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 1024).operation,
             gen::Operation::sample_split_pairs);
-  // Odd K of 16-bit weights: the row kernel over pairs, as for even K, up to K = 2047, and split in pairs from there
-  // on whatever M (their rows never take the staged loads).
+  // Odd K of 16-bit weights: the row kernel over pairs, as for even K, below K = 3001, split in pairs from there to
+  // 4096 whatever M, and as even K past 4096.
   EXPECT_EQ(gen::choose_sample_spec(71, gen::ElementType::bf16, none, 1 << 20).operation, gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(1499, gen::ElementType::f16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(3001, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_split_pairs);
+  // Staged rows of odd K keep their remnant searched linearly and their pairs, whatever the parity of their blocks.
+  const gen::KernelSpec odd_1001 = gen::choose_sample_spec(1001, gen::ElementType::bf16, none, 1 << 19);
+  EXPECT_EQ(odd_1001.operation, gen::Operation::sample_pairs);
+  EXPECT_TRUE(odd_1001.linear_remnant());
+  EXPECT_EQ(odd_1001.blocks(), 31);
   EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation, gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2048, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
@@ -103,7 +112,7 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
   // 16-bit weights take sample_pairs (odd K too), with the remnant padded or searched linearly so that the row has
-  // an even number of blocks; a row with an odd number anyway, f32 and f64, and a forced W keep the row kernel.
+  // an even number of blocks; a row of even K with an odd number anyway, f32 and f64, and a forced W keep the row kernel.
   const gen::KernelSpec pairs_1000 = gen::choose_sample_spec(1000, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1000.operation, gen::Operation::sample_pairs);
   EXPECT_EQ(pairs_1000.blocks(), 32) << "500 columns: the remnant of 4 padded to a block";
@@ -128,9 +137,9 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(17, gen::ElementType::bf16, none).blocks(), 0) << "9 columns, all searched linearly";
   const gen::KernelSpec pairs_1001 = gen::choose_sample_spec(1001, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1001.operation, gen::Operation::sample_pairs);
-  EXPECT_EQ(pairs_1001.blocks(), 32) << "501 columns: the remnant of 5 padded to a block";
-  EXPECT_EQ(gen::choose_sample_spec(159, gen::ElementType::bf16, none).operation, gen::Operation::sample)
-      << "80 columns at odd K: 5 blocks, as at K = 160";
+  EXPECT_EQ(pairs_1001.blocks(), 31) << "501 columns: odd K, staged, the remnant of 5 searched linearly";
+  EXPECT_EQ(gen::choose_sample_spec(159, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
+      << "80 columns at odd K: 5 blocks, but single weights at odd K are slower still";
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f64, none).operation, gen::Operation::sample);
   SamplerOptions width;
