@@ -257,11 +257,10 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
 
 namespace {
 
-
 // The W loads of a tile over the pairs of rows of odd K: `pointer(k)` is row k's pair, `phases` names the rows' phase
 // bits (bit k: row k's) and `guard(k)` the condition for row k to be read (empty: always). The tiles that can hold
-// column 0 or COLUMNS - 1 (kEdgeTileCondition) load only the pairs that lie wholly in their rows and read the others as zeros:
-// the weight such a pair holds of its row is summed alone by the row's own lane (pass 1, `first_alone` and
+// column 0 or COLUMNS - 1 (kEdgeTileCondition) load only the pairs that lie wholly in their rows and read the others
+// as zeros: the weight such a pair holds of its row is summed alone by the row's own lane (pass 1, `first_alone` and
 // `last_alone`). The other tiles load every pair; a tile is one or the other for the whole group.
 void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer, std::string_view phases,
                           const std::function<std::string(int)>& guard, CodeWriter& w) {
@@ -274,7 +273,8 @@ void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer,
   };
   {
     auto edge = w.scope(fmt::format("if {}", kEdgeTileCondition), "a tile with column 0 or COLUMNS - 1");
-    w.line("// Bit k: row k's pair of this lane's column lies wholly in the row (not padding, not column 0 of a row of");
+    w.line("// Bit k: row k's pair of this lane's column lies wholly in the row (not padding, not column 0 of a row "
+           "of");
     w.line("// phase 1, not COLUMNS - 1 of a row of phase 0).");
     w.line("const unsigned int whole = bfly::whole_columns(column, COLUMNS, {});", phases);
     for (int k = 0; k < W; ++k) {
@@ -307,9 +307,9 @@ void odd_pairs_load_block(const KernelSpec& spec, CodeWriter& w) {
 }
 
 void odd_pairs_load_chosen_blocks(const KernelSpec& spec, CodeWriter& w) {
-  w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k. Blocks past the");
-  w.line("// last (a chunk that ends early), padding and the pairs with a weight outside their row read as zeros, as in");
-  w.line("// pass 1.");
+  comment_paragraph("The same transposed access for the blocks the lanes chose: row k's block comes from lane k. "
+                    "Blocks past the last (a chunk that ends early), padding and the pairs with a weight outside their "
+                    "row read as zeros, as in pass 1.", w);
   auto body = w.scope(fmt::format(
       "__device__ __forceinline__ void load_chosen_blocks({} (&a)[W], const T* rows, long long ld, int rows_left, "
       "int block, int r, int phase_even, int phase_odd)", sum_type(spec)));
@@ -766,15 +766,16 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   const OperationText op = operation_emitters(spec.operation).text(spec);
   const std::string_view S = sum_type(spec);
   if (odd_row_pairs(spec)) {
-    w.line("// Rows of odd K pair up from the even address at or before their start (bfly::pair_phase): column c of a");
-    w.line("// row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a phase, and so do");
-    w.line("// rows 1, 3, ...");
+    comment_paragraph("Rows of odd K pair up from the even address at or before their start (bfly::pair_phase): column c "
+                      "of a row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a "
+                      "phase, and so do rows 1, 3, ...", w);
     w.line("const int my_phase = bfly::pair_phase(my_row);");
     if (spec.linear_remnant()) w.line("const T* const my_pairs = my_row - my_phase;  // column j at my_pairs + 2 * j");
     if (spec.blocks() > 0) {
       w.line("const int phase_even = bfly::pair_phase(rows), phase_odd = bfly::pair_phase(rows + ld);");
       if (!loads_row_by_slots(spec))
-        w.line("const unsigned int row_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  // bit k: row k's");
+        w.line("const unsigned int row_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  "
+               "// bit k: row k's");
       comment_paragraph(fmt::format(
           "The blocks read a pair that holds a weight outside its row as zeros; its weight in the row is summed alone "
           "by the row's own lane: {}weight K - 1 of a row of phase 0 (column COLUMNS - 1) after them.",
@@ -808,7 +809,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("remnant_total += x;");
     }
   } else if (odd_row_pairs(spec) && spec.blocks() > 0) {
-    w.line("const {0} remnant_total = bfly::pair_sum(first_alone);  // no linearly searched remnant: weight 0 alone", S);
+    w.line("const {0} remnant_total = bfly::pair_sum(first_alone);  // no linearly searched remnant: weight 0 alone",
+           S);
     w.line("running = remnant_total;");
   } else {
     w.line("const {0} remnant_total = {0}(0);  // no linearly searched remnant", S);
@@ -865,7 +867,8 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
     if (odd_row_pairs(spec))
-      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows of odd K: any ld, the array's start on 16 bytes");
+      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows of odd K: any ld, the array's start on 16 "
+             "bytes");
     else
       w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
     {
@@ -903,7 +906,7 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bo
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
-  const int permuted_rows_for_loop = 3;  // slot s holds row s ^ (r & 3): kPermutedRows - 1 for W >= 4
+  const int permuted_rows_for_loop = kPermutedRows - 1;  // slot s holds row s ^ (r & 3): staged kernels have W >= 4
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
@@ -923,9 +926,11 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bo
       w.line("shifts[s] = line_phase(pairs);");
       w.line("slot_phases |= static_cast<unsigned int>(pairs != rows + k * ld) << s;");
     }
-    w.line("const bool on_lines = false;  // rows of odd K start on their lines only by chance: step + 1 is waited for");
+    w.line("const bool on_lines = false;  // rows of odd K start on their lines only by chance: step + 1 is waited "
+           "for");
   } else {
-    w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.");
+    w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
+           "1.");
     w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
            "(LINE_COLUMNS * sizeof(Column)) == 0;");
   }
@@ -1166,10 +1171,10 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   }
   if (odd_row_pairs(spec)) {
-    w.line("// Column `draw` holds the weights first = 2 * draw - my_phase and first + 1: the first is drawn when u' lies");
-    w.line("// below the running total before the pair plus that weight (zero outside the row), else the second. (A");
-    w.line("// padded column, draw < 0, a weight outside the row and a zero weight reached through rounding are drawn");
-    w.line("// again sequentially below.)");
+    comment_paragraph("Column `draw` holds the weights first = 2 * draw - my_phase and first + 1: the first is drawn "
+                      "when u' lies below the running total before the pair plus that weight (zero outside the row), "
+                      "else the second. (A padded column, draw < 0, a weight outside the row and a zero weight reached "
+                      "through rounding are drawn again sequentially below.)", w);
     {
       auto pick = w.scope("if (valid && draw >= 0)");
       w.line("const int first = 2 * draw - my_phase;");

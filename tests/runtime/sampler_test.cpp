@@ -70,7 +70,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(odd_1001.operation, gen::Operation::sample_pairs);
   EXPECT_TRUE(odd_1001.linear_remnant());
   EXPECT_EQ(odd_1001.blocks(), 31);
-  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation, gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation,
+            gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2048, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::f32, none, 1 << 18).operation, gen::Operation::sample);
@@ -112,7 +113,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
   // 16-bit weights take sample_pairs (odd K too), with the remnant padded or searched linearly so that the row has
-  // an even number of blocks; a row of even K with an odd number anyway, f32 and f64, and a forced W keep the row kernel.
+  // an even number of blocks; a row of even K with an odd number anyway, f32 and f64, and a forced W keep the row
+  // kernel.
   const gen::KernelSpec pairs_1000 = gen::choose_sample_spec(1000, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1000.operation, gen::Operation::sample_pairs);
   EXPECT_EQ(pairs_1000.blocks(), 32) << "500 columns: the remnant of 4 padded to a block";
@@ -134,7 +136,8 @@ TEST(Sampler, ChooseSpecRule) {
   }
   EXPECT_EQ(gen::choose_sample_spec(34, gen::ElementType::bf16, none).blocks(), 1);
   EXPECT_EQ(gen::choose_sample_spec(100, gen::ElementType::bf16, none).blocks(), 3);
-  EXPECT_EQ(gen::choose_sample_spec(17, gen::ElementType::bf16, none).blocks(), 0) << "9 columns, all searched linearly";
+  EXPECT_EQ(gen::choose_sample_spec(17, gen::ElementType::bf16, none).blocks(), 0)
+      << "9 columns, all searched linearly";
   const gen::KernelSpec pairs_1001 = gen::choose_sample_spec(1001, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1001.operation, gen::Operation::sample_pairs);
   EXPECT_EQ(pairs_1001.blocks(), 31) << "501 columns: odd K, staged, the remnant of 5 searched linearly";

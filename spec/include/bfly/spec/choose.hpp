@@ -31,7 +31,8 @@ struct SampleChoice {
 // picks between the row kernel and sample_split (docs/DESIGN.md section 12): sample_split from K = 16384 on, where
 // the row kernel's one lane per row cannot keep the device busy even with a GiB of weights, and when
 // 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64); but 16-bit weights with K below 16384 keep the row kernel
-// (over pairs) from 32768 rows on, and odd K of 16-bit weights is split from K = 3001 to 4095 whatever M. A split spec has W = 32 and R = 0, and for 16-bit weights it is
+// (over pairs) from 32768 rows on, and odd K of 16-bit weights is split from K = 3001 to 4095 whatever M. A split
+// spec has W = 32 and R = 0, and for 16-bit weights it is
 // sample_split_pairs unless the operation was forced. Draws depend on the spec; a row whose u' lies within rounding
 // distance of a category boundary may draw its neighbour under the other kernel, so a caller that needs the same
 // draws whatever M forces the operation.
