@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <initializer_list>
 #include <string>
 
 namespace bfly::gen::emit {
@@ -58,6 +59,10 @@ void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& 
     w.line("// Do not edit: regenerate with `bfly-gen generate --operation {} --W {} --K {} --remnant {} --type {} "
            "--variant {}`.", name_of(spec.operation), spec.W, spec.K, spec.R, name_of(spec.type),
            name_of(spec.variant));
+}
+
+void screened_pair(std::string_view type, const std::string& value, int slot, CodeWriter& w) {
+  w.line("{{ const {} x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}", type, value, slot);
 }
 
 void comment_paragraph(std::string_view text, CodeWriter& w) {
@@ -199,9 +204,8 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     for (int k = 0; k < spec.W; ++k) {
       const std::string cond = padded ? fmt::format("{} < rows_left && in_row", k) : fmt::format("{} < rows_left", k);
       if (pairs)
-        w.line("{{ const bfly::WeightPair<T> x = {1} ? bfly::load_pair(p + {0} * ld) : bfly::WeightPair<T>{{}}; "
-               "screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}",
-               k, cond);
+        screened_pair("bfly::WeightPair<T>",
+                      fmt::format("{} ? bfly::load_pair(p + {} * ld) : bfly::WeightPair<T>{{}}", cond, k), k, w);
       else
         w.line("a[{0}] = {1} ? {2} : {3}(0);", k, cond, widened(spec, fmt::format("p[{} * ld]", k)), S);
     }
@@ -266,10 +270,8 @@ void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer,
                           const std::function<std::string(int)>& guard, CodeWriter& w) {
   const auto one = [&](int k, const std::string& condition) {
     const std::string loaded = fmt::format("bfly::load_pair({})", pointer(k));
-    const std::string value =
-        condition.empty() ? loaded : fmt::format("{} ? {} : bfly::WeightPair<T>{{}}", condition, loaded);
-    w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}",
-           value, k);
+    const std::string guarded = fmt::format("{} ? {} : bfly::WeightPair<T>{{}}", condition, loaded);
+    screened_pair("bfly::WeightPair<T>", condition.empty() ? loaded : guarded, k, w);
   };
   {
     auto edge = w.scope(fmt::format("if {}", kEdgeTileCondition), "a tile with column 0 or COLUMNS - 1");
@@ -284,6 +286,25 @@ void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer,
   }
   auto inner = w.scope("else", "every pair wholly in its row");
   for (int k = 0; k < W; ++k) one(k, guard(k));
+}
+
+// The staged loads' StagePlan and plan_stages: for each piece i of the lane (row k, columns q on of a line), the
+// lines `piece_lines` set plan.column[i] and plan.source[i]. The odd-K and the other staged loads differ there only.
+void stage_plan(std::initializer_list<std::string> piece_lines, CodeWriter& w) {
+  w.line("struct StagePlan {");
+  w.line("  const T* source[PIECES_PER_LANE];");
+  w.line("  int column[PIECES_PER_LANE];");
+  w.line("};");
+  auto body =
+      w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
+  w.line("StagePlan plan;");
+  w.line("#pragma unroll");
+  {
+    auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
+    w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
+    for (const std::string& line : piece_lines) w.line(line);
+  }
+  w.line("return plan;");
 }
 
 }  // namespace
@@ -387,8 +408,7 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
       const std::string zero = pairs ? "bfly::WeightPair<T>{}" : S + "(0)";
       const std::string value = spec.padded() ? fmt::format("in_row ? {} : {}", loaded, zero) : loaded;
       if (pairs)
-        w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); "
-               "a[{}] = bfly::pair_sum(x); }}", value, s);
+        screened_pair("bfly::WeightPair<T>", value, s, w);
       else
         w.line("a[{}] = {};", s, value);
     }
@@ -425,24 +445,10 @@ void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "PIECE_COLUMNS ((i W + r) % LINE_PIECES) on of the row's lines, so that LINE_PIECES lanes read one line. "
       "`column` is where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L "
       "further), `source` its address. A row past the last gets a column past every block: nothing of it is read.", w);
-  w.line("struct StagePlan {");
-  w.line("  const T* source[PIECES_PER_LANE];");
-  w.line("  int column[PIECES_PER_LANE];");
-  w.line("};");
-  {
-    auto body =
-        w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
-    w.line("StagePlan plan;");
-    w.line("#pragma unroll");
-    {
-      auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
-      w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
-      w.line("const T* const pairs = row_pairs(rows, ld, k);");
-      w.line("plan.column[i] = k < rows_left ? q - line_phase(pairs) : BLOCKS * W;");
-      w.line("plan.source[i] = pairs + 2 * (FIRST_BLOCK_COLUMN + plan.column[i]);");
-    }
-    w.line("return plan;");
-  }
+  stage_plan({"const T* const pairs = row_pairs(rows, ld, k);",
+              "plan.column[i] = k < rows_left ? q - line_phase(pairs) : BLOCKS * W;",
+              "plan.source[i] = pairs + 2 * (FIRST_BLOCK_COLUMN + plan.column[i]);"},
+             w);
   w.blank();
   comment_paragraph(
       "Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the "
@@ -481,9 +487,10 @@ void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
            "slot_phases) : ~0u;", kEdgeTileCondition);
     const int groups = permuted_rows(spec.W);
     for (int k = 0; k < spec.W; ++k)
-      w.line("{{ const Column x = (whole >> {0} & 1u) ? ring[{0} ^ (r & {1})][((column + shifts[{0}]) & (RING_COLUMNS "
-             "- 1)) ^ swizzle] : Column{{}}; screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}",
-             k, groups - 1);
+      screened_pair("Column",
+                    fmt::format("(whole >> {0} & 1u) ? ring[{0} ^ (r & {1})][((column + shifts[{0}]) & "
+                                "(RING_COLUMNS - 1)) ^ swizzle] : Column{{}}", k, groups - 1),
+                    k, w);
   }
 }
 
@@ -514,23 +521,9 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "line. `column` is where the piece of line 0 starts, counted from block 0's column (line L's starts "
       "LINE_COLUMNS L further), `source` its address. A row past the last gets a column past every block: nothing "
       "of it is read.", w);
-  w.line("struct StagePlan {");
-  w.line("  const T* source[PIECES_PER_LANE];");
-  w.line("  int column[PIECES_PER_LANE];");
-  w.line("};");
-  {
-    auto body =
-        w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
-    w.line("StagePlan plan;");
-    w.line("#pragma unroll");
-    {
-      auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
-      w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
-      w.line("plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : BLOCKS * W;");
-      w.line("plan.source[i] = rows + k * ld + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor);
-    }
-    w.line("return plan;");
-  }
+  stage_plan({"plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : BLOCKS * W;",
+              fmt::format("plan.source[i] = rows + k * ld + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor)},
+             w);
   w.blank();
   comment_paragraph(
       "Copies line `line` of the group's rows as the plan says. Pieces outside the row's blocks (the remnant, "
@@ -566,8 +559,7 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
     for (int k = 0; k < spec.W; ++k) {
       const std::string element = fmt::format("row{}[{} * RING_COLUMNS]", k % groups, k - k % groups);
       if (pairs)
-        w.line("{{ const Column x = {1}; screen = bfly::screen_pair(screen, x); a[{0}] = bfly::pair_sum(x); }}", k,
-               element);
+        screened_pair("Column", element, k, w);
       else
         w.line("a[{0}] = {1};", k, widened(spec, element));
     }

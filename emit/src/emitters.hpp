@@ -26,6 +26,11 @@ inline bool odd_row_pairs(const KernelSpec& spec) {
   return spec.operation == Operation::sample_pairs && spec.K % 2 != 0;
 }
 
+// "{ const TYPE x = VALUE; screen = bfly::screen_pair(screen, x); a[SLOT] = bfly::pair_sum(x); }": a pair of weights
+// (`type` WeightPair<T> or Column) put into slot `slot` of a tile as its sum, screened as loaded (docs/DESIGN.md
+// section 6). Every load of a pairs kernel's tiles goes through it.
+void screened_pair(std::string_view type, const std::string& value, int slot, CodeWriter& w);
+
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
 void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);

@@ -122,8 +122,7 @@ void pair_functions(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter&
                                 k, load)
           : guard ? fmt::format("c + {} * W < COLUMNS ? {} : bfly::WeightPair<T>{{}}", k, load)
                   : load;
-      w.line("{{ const bfly::WeightPair<T> x = {}; screen = bfly::screen_pair(screen, x); a[{}] = bfly::pair_sum(x); }}",
-             pair, k);
+      screened_pair("bfly::WeightPair<T>", pair, k, w);
     }
     if (odd) {
       {
@@ -338,7 +337,7 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
   if (logits(spec)) state += "const S scale = static_cast<S>(bfly::kLog2e / temperature);  // weights 2^((x - max) * scale)\n";
   if (odd_pairs(spec))
     state += "// The row pairs up from the even address at or before its start: phase 1 when that is the weight before it.\n"
-             "const int phase = static_cast<int>(reinterpret_cast<unsigned long long>(row) / sizeof(T) & 1u);\n";
+             "const int phase = bfly::pair_phase(row);\n";
   values["form_state"] = without_trailing_newline(state);
   CodeWriter chunk;
   if (logits(spec)) {

@@ -59,12 +59,9 @@ constexpr int kNarrowOddSplitFromK = 3001;
 KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   KernelSpec pairs = row;
   pairs.operation = Operation::sample_pairs;
-  bool odd_blocks_fast = false;
-  if (pairs.remnant() > 0 || pairs.K % 2 != 0) {
-    KernelSpec linear = pairs;  // the remnant searched linearly
-    linear.R = std::max(pairs.R, pairs.remnant());
-    odd_blocks_fast = pairs.K % 2 != 0 && pass1_stages(linear) > 0;
-  }
+  KernelSpec linear = pairs;  // the remnant searched linearly
+  linear.R = std::max(pairs.R, pairs.remnant());
+  const bool odd_blocks_fast = pairs.K % 2 != 0 && pass1_stages(linear) > 0;
   if (!keep_R && pairs.remnant() > 0) {
     const int linear_blocks = pairs.columns() / pairs.W;
     if (linear_blocks % 2 == 0)
