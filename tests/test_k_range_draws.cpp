@@ -198,12 +198,14 @@ TEST(SmallDrawForDraw, DrawsDoNotDependOnThePacking) {
   }
 }
 
-// A kernel over pairs at odd K on rows packed tightly (ld = K): every other row starts on an odd element, so it pairs
-// up from the weight before it, and the last row's last pair would reach past the array. The column that holds a
-// weight outside the row loads the row's weight alone (the sanitizer run of CI checks that nothing past the array is
-// read), and every draw matches the reference up to boundary cases; a base pointer one element off a pair shifts
-// every row's phase and draws the same categories up to boundary cases too.
-void check_odd_rows_packed_tightly(const CpuKernel& kernel, long long rows) {
+// A kernel on rows packed tightly (ld = K), its weights `offset` elements into their vector for each offset of
+// `offsets`. Over pairs at odd K every other row starts on an odd element, so it pairs up from the weight before it,
+// and the last row's last pair would reach past the array: the column that holds a weight outside the row loads the
+// row's weight alone (the sanitizer run of CI checks that nothing past the array is read), and every draw matches the
+// reference up to boundary cases; a base pointer one element off a pair shifts every row's phase and draws the same
+// categories up to boundary cases too. A kernel staged anywhere (stages_rows_anywhere) reads its rows at every place
+// in their lines, and the last copies stop at the array's end; off 16 bytes it takes its register loads.
+void check_rows_packed_tightly(const CpuKernel& kernel, long long rows, std::initializer_list<int> offsets = {0, 1}) {
   bfly::gen::visit_element_type(kernel.spec.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using S = bfly::test::AccumulatorOf<T>;
@@ -211,7 +213,7 @@ void check_odd_rows_packed_tightly(const CpuKernel& kernel, long long rows) {
     const long long ld = K;
     SCOPED_TRACE(kernel.name);
     std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
-    for (int offset : {0, 1}) {
+    for (int offset : offsets) {
       // The rows in a vector of exactly offset + rows * K elements, starting `offset` elements in.
       const std::vector<T> made = make_weights<T>(Input::random, rows, K, ld, rng);
       std::vector<T> w(static_cast<std::size_t>(offset), bfly::test::from_double<T>(1.0));
@@ -245,7 +247,7 @@ TEST(SplitPairsDrawForDraw, OddRowsPackedTightlyDrawAsTheReference) {
   int checked = 0;
   for (const CpuKernel& kernel : bfly::test::cpu_split_kernels()) {
     if (kernel.spec.operation != bfly::gen::Operation::sample_split_pairs || kernel.spec.K % 2 == 0) continue;
-    check_odd_rows_packed_tightly(kernel, kernel.spec.K >= 65536 ? 3 : 7);
+    check_rows_packed_tightly(kernel, kernel.spec.K >= 65536 ? 3 : 7);
     ++checked;
   }
   EXPECT_GE(checked, 8);
@@ -257,10 +259,31 @@ TEST(PairsDrawForDraw, OddRowsPackedTightlyDrawAsTheReference) {
   int checked = 0;
   for (const CpuKernel& kernel : bfly::test::cpu_pairs_kernels()) {
     if (kernel.spec.K % 2 == 0) continue;
-    check_odd_rows_packed_tightly(kernel, kernel.spec.K >= 4096 ? 2 * kernel.spec.W + 3 : 150);
+    check_rows_packed_tightly(kernel, kernel.spec.K >= 4096 ? 2 * kernel.spec.W + 3 : 150);
     ++checked;
   }
   EXPECT_GE(checked, 28);
+}
+
+// The kernels staged anywhere at even K (f32 and f64 rows of odd K, rows of K * sizeof(T) off 16 bytes, block 0 off a
+// copy), the same way: at offset 0 the staged loads, one element in (two over pairs, whose rows start on a pair) the
+// register loads.
+TEST(DrawForDraw, RowsStagedAnywherePackedTightlyDrawAsTheReference) {
+  int checked = 0;
+  const auto check = [&](const std::vector<CpuKernel>& kernels) {
+    for (const CpuKernel& kernel : kernels) {
+      const KernelSpec& spec = kernel.spec;
+      if (!bfly::gen::stages_rows_anywhere(spec) || (spec.weights_per_column() == 2 && spec.K % 2 != 0)) continue;
+      if (spec.input != bfly::gen::InputKind::weights || spec.draws != bfly::gen::Draws::one) continue;
+      const int off_16_bytes = spec.weights_per_column();
+      check_rows_packed_tightly(kernel, spec.K >= 4096 ? 2 * bfly::gen::launch_geometry(spec).rows_per_cta + 3 : 150,
+                                {0, off_16_bytes});
+      ++checked;
+    }
+  };
+  check(bfly::test::cpu_kernels());
+  check(bfly::test::cpu_pairs_kernels());
+  EXPECT_GE(checked, 20);
 }
 
 // The geometry the kernels were generated for: a row of 262144 weights at W = 32 takes 16 CTAs of 256 threads and

@@ -299,8 +299,9 @@ TEST(NarrowTypes, HostConversionsAndTheTableRows) {
 }
 
 // Staged pass 1 (docs/DESIGN.md section 14): the plain sample kernel over 4- or 8-byte columns from 9 blocks on (8 for
-// pairs) with block 0 on the first column of a 16-byte copy; a ring of 8 lines in one-warp CTAs for rows of at least
-// 16 lines of blocks, else 4 lines in two-warp CTAs; everything else keeps the register loads.
+// pairs); a ring of 8 lines in one-warp CTAs for rows of at least 16 lines of blocks, else 4 lines in two-warp CTAs;
+// everything else keeps the register loads. Rows that packed tightly would not start on 16 bytes, or whose block 0 is
+// not on the first column of a 16-byte copy, are staged anywhere (memory's own 16 bytes a copy).
 TEST(KernelSpec, StagedPassOneRule) {
   const auto spec = [](int K, ElementType type, int R = 8, Operation operation = Operation::sample) {
     KernelSpec s;
@@ -319,12 +320,20 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(spec(128, ElementType::f32)), 0);                 // 8 blocks
   EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32)), 8);                // remnant of 8 columns searched linearly
   EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32, 7)), 8);             // ... or padded by 8
-  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f32)), 0);                // padded by 7 columns
-  EXPECT_EQ(pass1_stages(spec(1007, ElementType::f32, 0)), 0);             // padded by 1 column
+  EXPECT_FALSE(stages_rows_anywhere(spec(1000, ElementType::f32)));       // rows of 4000 bytes, block 0 at column 8
+  EXPECT_FALSE(stages_rows_anywhere(spec(1000, ElementType::f32, 7)));    // ... or at column -8
+  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f32)), 8);                // padded by 7 columns ...
+  EXPECT_TRUE(stages_rows_anywhere(spec(1001, ElementType::f32)));        // ... and rows of 4004 bytes: anywhere
+  EXPECT_EQ(pass1_stages(spec(1007, ElementType::f32, 0)), 8);             // padded by 1 column
+  EXPECT_TRUE(stages_rows_anywhere(spec(1007, ElementType::f32, 0)));
+  EXPECT_TRUE(stages_rows_anywhere(spec(1002, ElementType::f32)));        // rows of 4008 bytes
+  EXPECT_FALSE(stages_rows_anywhere(spec(128, ElementType::f32)));        // not staged at all
   EXPECT_EQ(pass1_stages(spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
   EXPECT_EQ(pass1_stages(spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
-  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f64)), 0);                // padded by 7 columns (odd)
+  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...
+  EXPECT_TRUE(stages_rows_anywhere(spec(1001, ElementType::f64)));        // ... anywhere
   EXPECT_EQ(pass1_stages(spec(1002, ElementType::f64, 7)), 8);             // padded by 6
+  EXPECT_FALSE(stages_rows_anywhere(spec(1002, ElementType::f64, 7)));
   KernelSpec wide = spec(1024, ElementType::f64);
   wide.W = 32;  // a block of W 8-byte columns is wider than a line
   EXPECT_EQ(pass1_stages(wide), 0);
@@ -334,7 +343,11 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(spec(2048, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // 1024 columns of pairs
   EXPECT_EQ(pass1_stages(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // the same at odd K
   EXPECT_EQ(pass1_stages(spec(2001, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // block 0 off a copy: odd K
-  EXPECT_EQ(pass1_stages(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // ... but not even K
+  EXPECT_TRUE(stages_rows_anywhere(spec(2001, ElementType::bf16, 8, Operation::sample_pairs)));
+  EXPECT_TRUE(stages_rows_anywhere(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)));  // every odd K
+  EXPECT_EQ(pass1_stages(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // even K off a copy too
+  EXPECT_TRUE(stages_rows_anywhere(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)));
+  EXPECT_FALSE(stages_rows_anywhere(spec(2048, ElementType::bf16, 8, Operation::sample_pairs)));
   EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32, 8, Operation::lda_z_doc)), 0);
   KernelSpec logits = spec(1024, ElementType::f32);
   logits.input = InputKind::logits;

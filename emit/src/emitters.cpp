@@ -415,28 +415,39 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   }
 }
 
-// The staged loads of rows of odd K over pairs: rows start on any element, so a row's pairs start `line_phase` columns
-// into a line for any line_phase, and the pieces are memory's own 16 bytes. The ring holds memory line L of a row at
-// place (L % STAGES) * LINE_COLUMNS (so every copy lands on 16 bytes), and column c of row k at place
+// The staged loads of rows that start anywhere (stages_rows_anywhere): rows of odd K over pairs, and rows whose blocks
+// would not start on a copy (K * sizeof(T) not a multiple of 16). A row's block 0 starts `line_phase` columns into a
+// line for any line_phase, and the pieces are memory's own 16 bytes. The ring holds memory line L of a row at place
+// (L % STAGES) * LINE_COLUMNS (so every copy lands on 16 bytes), and column c of row k at place
 // (c + line_phase(k)) % RING_COLUMNS: each slot of a tile reads at its row's place.
-void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
+void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   const std::string S(sum_type(spec));
-  comment_paragraph(
-      "Pass 1's staged loads over pairs of rows of odd K (docs/DESIGN.md sections 13 and 14). A group copies the "
+  const bool odd = odd_row_pairs(spec), pairs = spec.weights_per_column() == 2;
+  const std::string pair_factor = pairs ? "2 * " : "";
+  comment_paragraph(fmt::format(
+      "Pass 1's staged loads over rows that start anywhere (docs/DESIGN.md section 14{}). A group copies the "
       "128-byte lines of memory that hold its W rows' blocks into a ring of STAGES lines per row in shared memory, "
-      "without registers: memory line L of a row goes to line L % STAGES of the row's ring, 16 bytes a copy. A row "
-      "pairs up from the even address at or before its start (row_pairs), and its block 0 starts line_phase columns "
-      "into its first line, any number of them: column c of the row sits at place (c + line_phase) % RING_COLUMNS. "
-      "A copy may hold columns of the row before or after (or padding): those are never read, but for the pairs of "
-      "column 0 and COLUMNS - 1, which the edge tiles mask as the register loads do.", w);
+      "without registers: memory line L of a row goes to line L % STAGES of the row's ring, 16 bytes a copy. {}"
+      "A row's block 0 starts line_phase columns into its first line, any number of them: column c of the row sits "
+      "at place (c + line_phase) % RING_COLUMNS. A copy may hold columns of the row before or after (or padding): "
+      "those are never read, {}.",
+      odd ? " and 13" : "",
+      odd ? "A row of odd K pairs up from the even address at or before its start (row_columns). " : "",
+      odd ? "but for the pairs of column 0 and COLUMNS - 1, which the edge tiles mask as the register loads do"
+          : spec.padded() ? "but for the padding left of column 0 in block 0, read as zeros" : "and no tile reads them"),
+      w);
   {
-    auto body = w.scope("__device__ __forceinline__ const T* row_pairs(const T* rows, long long ld, int k)");
-    w.line("const T* const row = rows + k * ld;");
-    w.line("return row - bfly::pair_phase(row);  // the even address at or before the row's start");
+    auto body = w.scope("__device__ __forceinline__ const T* row_columns(const T* rows, long long ld, int k)");
+    if (odd) {
+      w.line("const T* const row = rows + k * ld;");
+      w.line("return row - bfly::pair_phase(row);  // the even address at or before the row's start");
+    } else {
+      w.line("return rows + k * ld;  // column 0 of row k");
+    }
   }
   {
-    auto body = w.scope("__device__ __forceinline__ int line_phase(const T* pairs)");
-    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(pairs) / sizeof(Column) + "
+    auto body = w.scope("__device__ __forceinline__ int line_phase(const T* columns)");
+    w.line("return static_cast<int>((reinterpret_cast<unsigned long long>(columns) / sizeof(Column) + "
            "FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));");
   }
   w.blank();
@@ -445,9 +456,9 @@ void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "PIECE_COLUMNS ((i W + r) % LINE_PIECES) on of the row's lines, so that LINE_PIECES lanes read one line. "
       "`column` is where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L "
       "further), `source` its address. A row past the last gets a column past every block: nothing of it is read.", w);
-  stage_plan({"const T* const pairs = row_pairs(rows, ld, k);",
-              "plan.column[i] = k < rows_left ? q - line_phase(pairs) : BLOCKS * W;",
-              "plan.source[i] = pairs + 2 * (FIRST_BLOCK_COLUMN + plan.column[i]);"},
+  stage_plan({"const T* const columns = row_columns(rows, ld, k);",
+              "plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;",
+              fmt::format("plan.source[i] = columns + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor)},
              w);
   w.blank();
   comment_paragraph(
@@ -464,7 +475,7 @@ void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
     w.line("const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's");
     w.line("const bool in_row = c + PIECE_COLUMNS > {} && c < BLOCKS * W;",
            spec.padded() ? "-FIRST_BLOCK_COLUMN" : "0");
-    w.line("const T* const source = plan.source[i] + 2 * line * LINE_COLUMNS;");
+    w.line("const T* const source = plan.source[i] + {}line * LINE_COLUMNS;", pair_factor);
     w.line("const long long left = end - source;  // weights to the array's end");
     w.line("const int bytes = !in_row || left <= 0 ? 0 : left >= 16 / static_cast<long long>(sizeof(T)) ? 16 : "
            "static_cast<int>(left * static_cast<long long>(sizeof(T)));");
@@ -472,31 +483,54 @@ void odd_pairs_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
            "bytes);");
   }
   w.blank();
-  comment_paragraph(fmt::format(
-      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
-      "block 0's) of every row, the pair the register loads read from global memory, into slot s row s ^ (r & {}) of "
-      "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot). In the tiles "
-      "that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken (`slot_phases`: bit s the "
-      "phase of slot s's row), as the register loads take them. Each pair is screened as the register loads screen "
-      "it.", permuted_rows(spec.W) - 1), w);
-  {
+  const int groups = permuted_rows(spec.W);
+  const std::string place = "((column + shifts[{0}]) & (RING_COLUMNS - 1)) ^ swizzle";
+  const std::string element = "ring[{0} ^ (r & {1})][" + place + "]";
+  if (odd) {
+    comment_paragraph(fmt::format(
+        "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted "
+        "from block 0's) of every row, the pair the register loads read from global memory, into slot s row "
+        "s ^ (r & {}) of the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by "
+        "slot). In the tiles that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken "
+        "(`slot_phases`: bit s the phase of slot s's row), as the register loads take them. Each pair is screened as "
+        "the register loads screen it.", groups - 1), w);
     auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
                         " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, "
                         "unsigned int& screen, const int (&shifts)[W], unsigned int slot_phases, int block)");
     w.line("const unsigned int whole = {} ? bfly::whole_columns(FIRST_BLOCK_COLUMN + block * W + r, COLUMNS, "
            "slot_phases) : ~0u;", kEdgeTileCondition);
-    const int groups = permuted_rows(spec.W);
     for (int k = 0; k < spec.W; ++k)
       screened_pair("Column",
-                    fmt::format("(whole >> {0} & 1u) ? ring[{0} ^ (r & {1})][((column + shifts[{0}]) & "
-                                "(RING_COLUMNS - 1)) ^ swizzle] : Column{{}}", k, groups - 1),
+                    fmt::format(fmt::runtime("(whole >> {0} & 1u) ? " + element + " : Column{{}}"), k, groups - 1),
                     k, w);
+    return;
+  }
+  comment_paragraph(fmt::format(
+      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
+      "block 0's) of every row, the {} the register loads read from global memory, into slot s row s ^ (r & {}) of "
+      "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot).{}{}",
+      pairs ? "pair" : "weight", groups - 1,
+      spec.padded() ? " Block 0's columns left of column 0 are padding: zeros." : "",
+      pairs ? " Each pair is screened as the register loads screen it." : ""), w);
+  auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
+                      " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, " +
+                      (pairs ? "unsigned int& screen, " : "") + "const int (&shifts)[W]" +
+                      (spec.padded() ? ", int block)" : ")"));
+  if (spec.padded())
+    w.line("const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // not the padding left of column 0");
+  for (int k = 0; k < spec.W; ++k) {
+    std::string value = fmt::format(fmt::runtime(element), k, groups - 1);
+    if (spec.padded()) value = fmt::format("in_row ? {} : Column{{}}", value);
+    if (pairs)
+      screened_pair("Column", value, k, w);
+    else
+      w.line("a[{}] = {};", k, widened(spec, value));
   }
 }
 
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
-  if (odd_row_pairs(spec)) {
-    odd_pairs_staged_load_functions(spec, w);
+  if (stages_rows_anywhere(spec)) {
+    anywhere_staged_load_functions(spec, w);
     return;
   }
   const bool pairs = spec.weights_per_column() == 2;
@@ -858,15 +892,14 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
   if (pass1_stages(spec) > 0) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
-    if (odd_row_pairs(spec))
-      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows of odd K: any ld, the array's start on 16 "
-             "bytes");
+    if (stages_rows_anywhere(spec))
+      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start "
+             "on 16 bytes");
     else
       w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
     {
       auto staged = w.scope("if (staged)", "staged loads");
-      const bool pairs = spec.weights_per_column() == 2;
-      staged_block_loop(spec.blocks(), geometry.blocks_in_flight, S, pairs, total_and_store, w, odd_row_pairs(spec));
+      staged_block_loop(spec, geometry.blocks_in_flight, S, total_and_store, w);
     }
     auto registers = w.scope("if (!staged)", "register loads");
     // A step of the staged loads is one line; the register loads keep the row kernel's tiles in flight, block by
@@ -892,8 +925,11 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
   block_loop(spec.blocks(), geometry.blocks_in_flight, S, load_tile, use_and_store, w);
 }
 
-void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bool screen_in_load, const BlockStep& use,
-                       CodeWriter& w, bool odd_pairs) {
+void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view tile_type, const BlockStep& use,
+                       CodeWriter& w) {
+  const int blocks = spec.blocks();
+  const bool screen_in_load = spec.weights_per_column() == 2, anywhere = stages_rows_anywhere(spec),
+             odd_pairs = odd_row_pairs(spec);
   const auto tile = [](int u) { return fmt::format("a{}", u); };
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
@@ -903,23 +939,23 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bo
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
   w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
-  const std::string end_arg = odd_pairs ? ", weights_end" : "";
-  if (odd_pairs) {
+  const std::string end_arg = anywhere ? ", weights_end" : "";
+  if (anywhere) {
     w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
-    w.line("// Slot s's row (s ^ (r & {})): where its block 0 starts in its first line, and its phase (bit s).",
-           permuted_rows_for_loop);
+    w.line("// Slot s's row (s ^ (r & {})): where its block 0 starts in its first line{}.", permuted_rows_for_loop,
+           odd_pairs ? ", and its phase (bit s)" : "");
     w.line("int shifts[W];");
-    w.line("unsigned int slot_phases = 0u;");
+    if (odd_pairs) w.line("unsigned int slot_phases = 0u;");
     w.line("#pragma unroll");
     {
       auto slots = w.scope("for (int s = 0; s < W; ++s)");
       w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
-      w.line("const T* const pairs = row_pairs(rows, ld, k);");
-      w.line("shifts[s] = line_phase(pairs);");
-      w.line("slot_phases |= static_cast<unsigned int>(pairs != rows + k * ld) << s;");
+      w.line("const T* const columns = row_columns(rows, ld, k);");
+      w.line("shifts[s] = line_phase(columns);");
+      if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");
     }
-    w.line("const bool on_lines = false;  // rows of odd K start on their lines only by chance: step + 1 is waited "
-           "for");
+    w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "
+           "is waited for");
   } else {
     w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
            "1.");
@@ -945,7 +981,9 @@ void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bo
     for (int u = 0; u < count; ++u)
       w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{}{});", tile(u),
              u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "",
-             odd_pairs ? ", shifts, slot_phases, " + block(first, u) : "");
+             anywhere ? ", shifts" + (odd_pairs ? ", slot_phases, " + block(first, u)
+                                                : spec.padded() ? ", " + block(first, u) : std::string())
+                      : std::string());
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
       w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle{});", end_arg);

@@ -123,10 +123,10 @@ void block_loop(int blocks, int in_flight, std::string_view tile_type, const Blo
 // The same walk with the blocks staged through shared memory STAGES steps ahead (docs/DESIGN.md section 14): each
 // step waits for its stage, reads in_flight tiles from it, sends the stage the copies of the step STAGES ahead, and
 // uses the tiles. Needs the kernel's stage_blocks, load_staged_block, stage[][] and STAGES (pass1_stages > 0).
-// With screen_in_load (pairs) load_staged_block also screens the tile's weights.
-// With odd_pairs (rows of odd K over pairs) the rows' places in the ring are their own (odd_row_pairs' staged loads).
-void staged_block_loop(int blocks, int in_flight, std::string_view tile_type, bool screen_in_load, const BlockStep& use,
-                       CodeWriter& w, bool odd_pairs = false);
+// Over pairs load_staged_block also screens the tile's weights. For stages_rows_anywhere the rows' places in the ring
+// are their own (`shifts`), and over pairs at odd K each slot's phase goes with it.
+void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view tile_type, const BlockStep& use,
+                       CodeWriter& w);
 
 // Pass 1's whole-row register loads in block_total's order (loads_row_by_slots): RowSlots, plan_row_slots and
 // load_row_block.

@@ -61,7 +61,7 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   pairs.operation = Operation::sample_pairs;
   KernelSpec linear = pairs;  // the remnant searched linearly
   linear.R = std::max(pairs.R, pairs.remnant());
-  const bool odd_blocks_fast = pairs.K % 2 != 0 && pass1_stages(linear) > 0;
+  const bool odd_blocks_fast = stages_rows_anywhere(linear);
   if (!keep_R && pairs.remnant() > 0) {
     const int linear_blocks = pairs.columns() / pairs.W;
     if (linear_blocks % 2 == 0)
@@ -71,8 +71,9 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   }
   pairs.validate();
   // Odd K keeps its pairs whatever its blocks: single 16-bit weights at odd K read 0.21-0.30 from K = 101 to 255
-  // (-2026-11-27-odd-row-pairs-single-sampling.csv).
-  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 ? pairs : row;
+  // (-2026-11-27-odd-row-pairs-single-sampling.csv); so do rows staged anywhere.
+  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || odd_blocks_fast ? pairs
+                                                                                                            : row;
 }
 
 // The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16

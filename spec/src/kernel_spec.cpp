@@ -109,14 +109,12 @@ bool loads_whole_row(const KernelSpec& spec) {
 // -2026-11-27-variants-f32.csv, build e3).
 constexpr int kStagePieceBytes = 16;  // one cp.async copy
 int column_bytes(const KernelSpec& spec) { return spec.weights_per_column() * size_of(spec.type); }
-// Over pairs at odd K the rows start on any element and the copies are memory's own 16 bytes (the odd-K staged
-// loads, docs/DESIGN.md section 13), so block 0 may start anywhere in a copy.
+// Block 0 may start anywhere in a copy: where it does not start on one, or rows packed tightly do not start on 16
+// bytes, the copies are memory's own 16 bytes (stages_rows_anywhere, docs/DESIGN.md section 14).
 bool stages_blocks(const KernelSpec& spec) {
   const int bytes = column_bytes(spec);
-  const bool odd_pairs = spec.weights_per_column() == 2 && spec.K % 2 != 0;
   return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
-         (bytes == 4 || bytes == 8) && spec.W * bytes <= kStageRowBytes &&
-         (odd_pairs || spec.first_block_column() % (kStagePieceBytes / bytes) == 0);
+         (bytes == 4 || bytes == 8) && spec.W * bytes <= kStageRowBytes;
 }
 // The ring's depth. Rows whose blocks fill at least kDeepRingLines lines take a deep ring of 8 lines in CTAs of one
 // warp (32 KiB of rings), shorter rows a ring of 4 lines in CTAs of two warps (also 32 KiB): on the H100 at 1 GiB,
@@ -381,6 +379,12 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 }
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
+
+bool stages_rows_anywhere(const KernelSpec& spec) {
+  const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
+  return stages_blocks(spec) && (row_bytes % kStagePieceBytes != 0 ||
+                                 spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0);
+}
 
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
 

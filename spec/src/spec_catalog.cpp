@@ -97,6 +97,8 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 2000, 8, Variant::addsub},  // remnant 8, 62 blocks in chunks of 2
       {8, 8194, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
       {4, 64, 0, Variant::addsub},     // 8 blocks of 4 columns
+      {16, 1002, 8, Variant::addsub},  // rows of 501 columns, off 16 bytes: staged anywhere, a remnant of 5
+      {16, 514, 0, Variant::swap},     // rows of 257 columns, a remnant of 1 padded: block 0 off a copy
       // Odd K: rows paired from the even address at or before their start, so one column of each row holds a weight
       // outside it (column 0 of a row of phase 1, the last column of a row of phase 0).
       {16, 1, 8, Variant::addsub},     // one column, both ways outside the row, searched linearly

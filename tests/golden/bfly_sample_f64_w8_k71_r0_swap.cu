@@ -22,7 +22,15 @@ constexpr int FIRST_BLOCK_COLUMN = -1;  // column of block 0 (negative: leading 
 constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 9;  // running totals per row in shared memory (Algorithm 9 searches them)
-constexpr int THREADS = 128;  // threads per CTA, one per row
+constexpr int THREADS = 64;  // threads per CTA, one per row
+constexpr int STAGES = 4;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
+constexpr int LINE_COLUMNS = 16;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
+constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
+constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
+constexpr int PIECE_COLUMNS = 2;  // columns per copy
+constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
+constexpr int LINES = 6;  // lines a row's blocks can touch: one per step, and one for a row off its lines
+typedef T Column;  // one table column of a row in memory (8 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
 // Section 3 (swap, Figure 4): each butterfly turns [a b; c d] into [a c; a+b c+d].
@@ -40,6 +48,92 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
   { const V h = (r & 2) ? a[5] : a[7]; const V v = __shfl_xor_sync(FULL, h, 2, W); if (r & 2) a[5] = v; else a[7] = v; a[7] += a[5]; }
   // b = 2 (bit = 4): butterflies on the register pairs (d, d + 4), d = 3
   { const V h = (r & 4) ? a[3] : a[7]; const V v = __shfl_xor_sync(FULL, h, 4, W); if (r & 4) a[3] = v; else a[7] = v; a[7] += a[3]; }
+}
+
+// Pass 1's staged loads over rows that start anywhere (docs/DESIGN.md section 14). A group copies the 128-byte lines
+// of memory that hold its W rows' blocks into a ring of STAGES lines per row in shared memory, without registers:
+// memory line L of a row goes to line L % STAGES of the row's ring, 16 bytes a copy. A row's block 0 starts
+// line_phase columns into its first line, any number of them: column c of the row sits at place (c + line_phase) %
+// RING_COLUMNS. A copy may hold columns of the row before or after (or padding): those are never read, but for the
+// padding left of column 0 in block 0, read as zeros.
+__device__ __forceinline__ const T* row_columns(const T* rows, long long ld, int k) {
+  return rows + k * ld;  // column 0 of row k
+}
+__device__ __forceinline__ int line_phase(const T* columns) {
+  return static_cast<int>((reinterpret_cast<unsigned long long>(columns) / sizeof(Column) + FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));
+}
+
+// What a lane copies of every line, worked out once: piece i is row k = (i W + r) / LINE_PIECES and columns
+// PIECE_COLUMNS ((i W + r) % LINE_PIECES) on of the row's lines, so that LINE_PIECES lanes read one line. `column`
+// is where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L further),
+// `source` its address. A row past the last gets a column past every block: nothing of it is read.
+struct StagePlan {
+  const T* source[PIECES_PER_LANE];
+  int column[PIECES_PER_LANE];
+};
+__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r) {
+  StagePlan plan;
+  #pragma unroll
+  for (int i = 0; i < PIECES_PER_LANE; ++i) {
+    const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
+    const T* const columns = row_columns(rows, ld, k);
+    plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;
+    plan.source[i] = columns + (FIRST_BLOCK_COLUMN + plan.column[i]);
+  }
+  return plan;
+}
+
+// Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the
+// remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as zeros
+// without reading memory, and no copy reads past the array's last weight (`end`). `swizzle` moves a group's columns
+// to other banks than its warp neighbour's.
+__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const StagePlan& plan, int line, int r, int swizzle, const T* end) {
+  #pragma unroll
+  for (int i = 0; i < PIECES_PER_LANE; ++i) {
+    const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
+    const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's
+    const bool in_row = c + PIECE_COLUMNS > -FIRST_BLOCK_COLUMN && c < BLOCKS * W;
+    const T* const source = plan.source[i] + line * LINE_COLUMNS;
+    const long long left = end - source;  // weights to the array's end
+    const int bytes = !in_row || left <= 0 ? 0 : left >= 16 / static_cast<long long>(sizeof(T)) ? 16 : static_cast<int>(left * static_cast<long long>(sizeof(T)));
+    bfly::copy_up_to_16_bytes(&ring[k][((line * LINE_COLUMNS + q) & (RING_COLUMNS - 1)) ^ swizzle], source, bytes);
+  }
+}
+
+// Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from block
+// 0's) of every row, the weight the register loads read from global memory, into slot s row s ^ (r & 3) of the tile
+// (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot). Block 0's columns left of
+// column 0 are padding: zeros.
+__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, const int (&shifts)[W], int block) {
+  const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // not the padding left of column 0
+  a[0] = in_row ? ring[0 ^ (r & 3)][((column + shifts[0]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[1] = in_row ? ring[1 ^ (r & 3)][((column + shifts[1]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[2] = in_row ? ring[2 ^ (r & 3)][((column + shifts[2]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[3] = in_row ? ring[3 ^ (r & 3)][((column + shifts[3]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[4] = in_row ? ring[4 ^ (r & 3)][((column + shifts[4]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[5] = in_row ? ring[5 ^ (r & 3)][((column + shifts[5]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[6] = in_row ? ring[6 ^ (r & 3)][((column + shifts[6]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+  a[7] = in_row ? ring[7 ^ (r & 3)][((column + shifts[7]) & (RING_COLUMNS - 1)) ^ swizzle] : Column{};
+}
+
+// Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r
+// holds row s ^ (r & 3) of the tile (the staged loads or the row slots), so in the first levels of the butterfly
+// every lane keeps slot s and sends slot s + bit, without selects; from bit = 4 on, slot 4j holds row (r & 3) + 4j
+// and a lane keeps the row whose bit `bit` is its own, as build_table does. The same sums of the same pairs: the
+// total is bit for bit build_table's row W - 1 (docs/DESIGN.md section 14).
+template <typename V>
+__device__ __forceinline__ V block_total(V (&a)[W], int r) {
+  // bit = 1: slots (s, s + 1), s = 0, 2, 4, 6
+  a[0] += __shfl_xor_sync(FULL, a[1], 1, W);
+  a[2] += __shfl_xor_sync(FULL, a[3], 1, W);
+  a[4] += __shfl_xor_sync(FULL, a[5], 1, W);
+  a[6] += __shfl_xor_sync(FULL, a[7], 1, W);
+  // bit = 2: slots (s, s + 2), s = 0, 4
+  a[0] += __shfl_xor_sync(FULL, a[2], 2, W);
+  a[4] += __shfl_xor_sync(FULL, a[6], 2, W);
+  // bit = 4: slots (s, s + 4), s = 0
+  { const V h = (r & 4) ? a[0] : a[4]; const V v = __shfl_xor_sync(FULL, h, 4, W); a[0] = ((r & 4) ? a[4] : a[0]) + v; }
+  return a[0];
 }
 
 // Algorithm 5 / Algorithm 8 lines 13-17, transposed access: on step k, lane r loads weight `column`
@@ -134,7 +228,7 @@ __device__ __forceinline__ int search_block(const T (&a)[W], int r, T target, T 
 // Launch contract (docs/DESIGN.md section 9): blockDim = (THREADS, 1, 1), a 1-D grid of at least
 // ceil(M / THREADS) CTAs, no dynamic shared memory. Any other launch traps (__trap) rather than leave rows
 // unwritten.
-extern "C" __global__ void __launch_bounds__(128)
+extern "C" __global__ void __launch_bounds__(64)
 bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
     unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
   using namespace bfly_sample_f64_w8_k71_r0_swap_detail;
@@ -150,32 +244,89 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   unsigned int screen = 0u;  // pass 1's screen: the largest weight pattern this lane loaded (docs/DESIGN.md section 6)
   T running = T(0);      // running total of this lane's row: remnant, then block by block
   __shared__ T running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread
+  __shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row
 
   // ---- Pass 1: totals (Algorithm 8, keeping only the last row of each block's table) ----
   const T remnant_total = T(0);  // no linearly searched remnant
-  // Algorithm 8 lines 13-34 for each block: transposed load, butterfly build, running total of row W-1.
-  // BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
-  for (int b = 0; b < 8; b += BLOCKS_IN_FLIGHT) {
-    T a0[W], a1[W];
-    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
-    load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
-    screen_block(a0, screen);
-    build_table(a0, r);
-    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    running_total[b][threadIdx.x] = running;  // line 32
-    screen_block(a1, screen);
-    build_table(a1, r);
-    running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    running_total[b + 1][threadIdx.x] = running;  // line 32
-  }  // for each group of blocks
-  {
-    T a0[W];
-    load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (8) * W + r);
-    screen_block(a0, screen);
-    build_table(a0, r);
-    running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
-    running_total[8][threadIdx.x] = running;  // line 32
-  }  // the last blocks
+  // Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on
+  // 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.
+  const bool staged = bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start on 16 bytes
+  if (staged) {
+    const int group = static_cast<int>(threadIdx.x) / W;
+    Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
+    const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
+    const StagePlan plan = plan_stages(rows, ld, rows_left, r);
+    const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight
+    // Slot s's row (s ^ (r & 3)): where its block 0 starts in its first line.
+    int shifts[W];
+    #pragma unroll
+    for (int s = 0; s < W; ++s) {
+      const int k = s ^ (r & 3);
+      const T* const columns = row_columns(rows, ld, k);
+      shifts[s] = line_phase(columns);
+    }
+    const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 is waited for
+    // The copies of the first STAGES lines go out before any block is built.
+    #pragma unroll
+    for (int line = 0; line < STAGES; ++line) {
+      if (line < LINES) stage_line(my_ring, plan, line, r, swizzle, weights_end);
+      bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
+    }
+    for (int b = 0; b < 8; b += BLOCKS_IN_FLIGHT) {
+      const int step = b / BLOCKS_IN_FLIGHT;
+      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      __syncwarp();  // ... and so have the other lanes'
+      T a0[W], a1[W];
+      load_staged_block(a0, my_ring, step * LINE_COLUMNS + r, r, swizzle, shifts, b);
+      load_staged_block(a1, my_ring, step * LINE_COLUMNS + 1 * W + r, r, swizzle, shifts, b + 1);
+      __syncwarp();  // every lane has read line step: its place takes line step + STAGES
+      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle, weights_end);
+      bfly::commit_copies();
+      screen_block(a0, screen);
+      running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
+      running_total[b][threadIdx.x] = running;  // line 32
+      screen_block(a1, screen);
+      running += block_total(a1, r);  // Algorithm 8 line 31: this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
+    }  // for each step
+    {
+      const int step = 8 / BLOCKS_IN_FLIGHT;
+      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      __syncwarp();  // ... and so have the other lanes'
+      T a0[W];
+      load_staged_block(a0, my_ring, step * LINE_COLUMNS + r, r, swizzle, shifts, 8);
+      screen_block(a0, screen);
+      running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
+      running_total[8][threadIdx.x] = running;  // line 32
+    }  // the last blocks
+  }  // staged loads
+  if (!staged) {
+    constexpr int REGISTER_BLOCKS_IN_FLIGHT = 2;  // tiles of register loads in flight
+    // REGISTER_BLOCKS_IN_FLIGHT blocks are loaded before the first of them is built, so their loads overlap.
+    for (int b = 0; b < 8; b += REGISTER_BLOCKS_IN_FLIGHT) {
+      T a0[W], a1[W];
+      load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b) * W + r);
+      load_block(a1, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (b + 1) * W + r);
+      screen_block(a0, screen);
+      build_table(a0, r);
+      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b][threadIdx.x] = running;  // line 32
+      screen_block(a1, screen);
+      build_table(a1, r);
+      running += a1[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
+    }  // for each group of blocks
+    {
+      T a0[W];
+      load_block(a0, rows, ld, rows_left, FIRST_BLOCK_COLUMN + (8) * W + r);
+      screen_block(a0, screen);
+      build_table(a0, r);
+      running += a0[W - 1];  // Algorithm 8 line 31: row W-1 is this lane's block total
+      running_total[8][threadIdx.x] = running;  // line 32
+    }  // the last blocks
+  }  // register loads
 
   // ---- Which rows can be sampled (docs/DESIGN.md section 6) ----
   // Pass 1 screened every weight it loaded (bfly::screen_weight): a group whose lanes all passed holds only usable

@@ -143,6 +143,11 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(pairs_1001.blocks(), 31) << "501 columns: odd K, staged, the remnant of 5 searched linearly";
   EXPECT_EQ(gen::choose_sample_spec(159, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
       << "80 columns at odd K: 5 blocks, but single weights at odd K are slower still";
+  // So do even K whose rows are staged anywhere (rows of 2004 bytes, off 16 bytes).
+  const gen::KernelSpec pairs_1002 = gen::choose_sample_spec(1002, gen::ElementType::bf16, none);
+  EXPECT_EQ(pairs_1002.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(pairs_1002.blocks(), 31) << "501 columns: staged anywhere, the remnant of 5 searched linearly";
+  EXPECT_TRUE(gen::stages_rows_anywhere(pairs_1002));
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, none).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f64, none).operation, gen::Operation::sample);
   SamplerOptions width;

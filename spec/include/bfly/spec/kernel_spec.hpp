@@ -150,6 +150,12 @@ inline constexpr int kRegisterBlocksInFlight = 2;
 // both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
+// Whether a staged kernel (pass1_stages > 0) copies memory's own 16 bytes and reads each row at its own place in the
+// ring, so that its rows may start anywhere (any ld; the weights pointer on 16 bytes): the kernels whose rows packed
+// tightly (ld = K) would not all start on 16 bytes with block 0 on a copy's first column, that is K * sizeof(T) not
+// a multiple of 16 or block 0 off a copy (odd K over pairs among them). The other staged kernels read every row of
+// a tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
+bool stages_rows_anywhere(const KernelSpec& spec);
 
 // Whether pass 1 screens the weights (one integer max each, a per-weight test only for a group that fails the screen;
 // docs/DESIGN.md section 6) rather than testing every weight: the plain sample kernel (weights, one draw; sample and
