@@ -57,7 +57,8 @@ struct Counts {
 };
 
 // The row strides of a kernel's inputs: K + 3, whose rows start off 16 bytes (but for K % 4 == 1), and for a kernel
-// with staged loads those of bfly::test::staged_strides: all three pass-1 paths.
+// with staged loads those of bfly::test::staged_strides: all three pass-1 paths (a kernel staged anywhere takes its
+// staged loads at both; its register loads, off 16 bytes, run in RowsStagedAnywherePackedTightlyDrawAsTheReference).
 std::vector<long long> strides(const KernelSpec& spec) {
   std::vector<long long> lds = {spec.K + 3};
   for (const long long ld : bfly::test::staged_strides(spec)) lds.push_back(ld);

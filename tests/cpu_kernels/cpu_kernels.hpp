@@ -40,9 +40,12 @@ const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 
 // The row strides besides a test's own at which a kernel with staged loads (docs/DESIGN.md section 14) is run, so
 // that each of its pass-1 paths is tested: a multiple of 8 elements, whose rows start on 16 bytes at varied places
-// in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line. None for other kernels.
+// in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line. A kernel staged anywhere
+// takes its staged loads at every ld: K, its rows packed tightly at every place in their lines. None for other
+// kernels.
 inline std::vector<long long> staged_strides(const gen::KernelSpec& spec) {
   if (gen::pass1_stages(spec) == 0) return {};
+  if (gen::stages_rows_anywhere(spec)) return {spec.K};
   return {(spec.K + 7) / 8 * 8 + 8, (spec.K + 63) / 64 * 64};
 }
 
