@@ -33,13 +33,26 @@ int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 :
 // K = 4097 had read 0.119 in rows against 0.264 split (-2026-11-27-k-range-final-*.csv).
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
-// Odd K of 16-bit weights from this K up to 4096: sample_split_pairs, whatever M. At 1 GiB on the H100
+// 16-bit weights whose rows are off 16 bytes (K odd, or even but not a multiple of 8: the row kernel stages them
+// anywhere) from this K up to 4096: sample_split_pairs, whatever M. At 1 GiB on the H100
 // (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-staged-sampling.csv) bf16 K = 3001 and 4095 read 0.817 and
 // 0.845 of the read ceiling split in pairs against 0.759 and 0.782 in the row kernel over pairs (staged), while
-// K = 2047, one tile of pairs a row, read 0.652 split against 0.847 in rows. Past 4096 odd K follows even K's rule,
-// the row kernel over pairs from kNarrowRowKernelFromRows rows on: K = 4097, 8193 and 16385 read 0.798, 0.798 and
-// 0.796 in rows against 0.557, 0.731 and 0.749 split (-2026-11-27-odd-row-pairs-final-rows-sampling.csv).
+// K = 2047, one tile of pairs a row, read 0.652 split against 0.847 in rows. Even K off 16 bytes
+// (-2026-11-27-anywhere-split-threshold-sampling.csv) read K = 3300, 3700, 4002 and 4094 at 0.786, 0.833, 0.856 and
+// 0.862 split against 0.718, 0.787, 0.806 and 0.789 in rows, but K = 3002 at 0.741 against 0.766 (K = 3500 and 3502
+// tie within 0.015), hence from K = 3300. Past 4096 they follow the rule of rows on 16 bytes, the row kernel over
+// pairs from kNarrowRowKernelFromRows rows on: K = 4097, 8193 and 16385 read 0.798, 0.798 and 0.796 in rows against
+// 0.557, 0.731 and 0.749 split (-2026-11-27-odd-row-pairs-final-rows-sampling.csv).
 constexpr int kNarrowOddSplitFromK = 3001;
+constexpr int kNarrowOffLinesSplitFromK = 3300;
+
+// f32 weights (one draw) are split from this K, not from split_few_rows_from_k, below kSplitBelowRows rows. At 1 GiB
+// on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-anywhere-split-threshold-sampling.csv) the split kernel read
+// K = 3300, 3700, 3900 and 4000 at 0.867, 0.894, 0.902 and 0.907 against 0.846, 0.844, 0.827 and 0.872 in rows, and
+// rows off 16 bytes lower still (K = 3301, 3501, 4001 and 4095: 0.868, 0.884, 0.903 and 0.904 split against 0.756,
+// 0.801, 0.744 and 0.768), while K = 3100 and 3101 read 0.799 and 0.801 split against 0.833 and 0.813 in rows
+// (K = 3500 ties: 0.849 against 0.853). The forms (logits, several draws) keep rows_split_by_shape: not measured.
+constexpr int kF32SplitFewRowsFromK = 3300;
 
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16), where it was faster. On an
 // H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read ceiling at
@@ -72,8 +85,13 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   pairs.validate();
   // Odd K keeps its pairs whatever its blocks: single 16-bit weights at odd K read 0.21-0.30 from K = 101 to 255
   // (-2026-11-27-odd-row-pairs-single-sampling.csv); so do rows staged anywhere.
-  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || odd_blocks_fast ? pairs
-                                                                                                            : row;
+  // So do rows staged anywhere, and staged rows with an odd number of blocks that no remnant can make even (K a
+  // multiple of 32: bf16 K = 4000, 125 blocks, read 0.141 over single weights,
+  // -2026-11-27-anywhere-split-threshold-sampling.csv).
+  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || odd_blocks_fast ||
+                 pass1_stages(pairs) > 0
+             ? pairs
+             : row;
 }
 
 // The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16
@@ -101,11 +119,14 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 }
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool odd_narrow_split = is_narrow(type) && K % 2 != 0 && K >= kNarrowOddSplitFromK &&
-                                K < split_few_rows_from_k(type) && !forced.operation;
-  const bool split_by_shape = rows_split_by_shape(K, type, M) || odd_narrow_split;
-  if (split_by_shape && is_narrow(type) && K < kSplitFromK && !odd_narrow_split && M >= kNarrowRowKernelFromRows &&
-      !forced.operation) {
+  const bool off_16_bytes = static_cast<long long>(K) * size_of(type) % 16 != 0;
+  const bool narrow_off_lines_split =
+      is_narrow(type) && off_16_bytes && K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) &&
+      K < split_few_rows_from_k(type) && !forced.operation;
+  const bool f32_split = type == ElementType::f32 && K >= kF32SplitFewRowsFromK && M > 0 && M < kSplitBelowRows;
+  const bool split_by_shape = rows_split_by_shape(K, type, M) || narrow_off_lines_split || f32_split;
+  if (split_by_shape && is_narrow(type) && K < kSplitFromK && !narrow_off_lines_split &&
+      M >= kNarrowRowKernelFromRows && !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;
   }

@@ -41,7 +41,13 @@ TEST(Sampler, ChooseSpecRule) {
     EXPECT_EQ(small.R, 0);
   }
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).operation, gen::Operation::sample);
-  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f32, none, 1).operation, gen::Operation::sample);
+  // f32 weights split with few rows from K = 3300 on (the forms from K = 4096).
+  EXPECT_EQ(gen::choose_sample_spec(3299, gen::ElementType::f32, none, 1).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 65536).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f32, none, 1).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f32, none, 0).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 131072).operation, gen::Operation::sample);
+  EXPECT_FALSE(gen::rows_split_by_shape(3300, gen::ElementType::f32, 65536));
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f32, none, 0).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::f32, none, 65536).operation, gen::Operation::sample_split);
   EXPECT_EQ(gen::choose_sample_spec(4096, gen::ElementType::bf16, none, 32767).operation,
@@ -65,6 +71,19 @@ TEST(Sampler, ChooseSpecRule) {
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(3001, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_split_pairs);
+  // Even K of 16-bit weights off 16 bytes (not a multiple of 8) split in pairs from K = 3300 to 4096 whatever M; a
+  // staged row with an odd number of blocks that no remnant can make even keeps its pairs (K = 4000: 125 blocks).
+  EXPECT_EQ(gen::choose_sample_spec(3298, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4094, gen::ElementType::f16, none, 0).operation,
+            gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(3304, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  const gen::KernelSpec pairs_4000 = gen::choose_sample_spec(4000, gen::ElementType::bf16, none, 134218);
+  EXPECT_EQ(pairs_4000.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(pairs_4000.blocks(), 125);
   // Staged rows of odd K keep their remnant searched linearly and their pairs, whatever the parity of their blocks.
   const gen::KernelSpec odd_1001 = gen::choose_sample_spec(1001, gen::ElementType::bf16, none, 1 << 19);
   EXPECT_EQ(odd_1001.operation, gen::Operation::sample_pairs);

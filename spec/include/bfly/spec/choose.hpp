@@ -30,8 +30,9 @@ struct SampleChoice {
 // K below kSmallBelowK takes sample_small (several short rows per lane, W = 32). M, the rows of the call (0: unknown),
 // picks between the row kernel and sample_split (docs/DESIGN.md section 12): sample_split from K = 16384 on, where
 // the row kernel's one lane per row cannot keep the device busy even with a GiB of weights, and when
-// 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64); but 16-bit weights with K below 16384 keep the row kernel
-// (over pairs) from 32768 rows on, and odd K of 16-bit weights is split from K = 3001 to 4095 whatever M. A split
+// 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64; from K = 3300 for one draw from f32 weights); but 16-bit
+// weights with K below 16384 keep the row kernel (over pairs) from 32768 rows on, and 16-bit rows off 16 bytes are
+// split from K = 3001 (odd K) or 3300 (even K) to 4095 whatever M. A split
 // spec has W = 32 and R = 0, and for 16-bit weights it is
 // sample_split_pairs unless the operation was forced. Draws depend on the spec; a row whose u' lies within rounding
 // distance of a category boundary may draw its neighbour under the other kernel, so a caller that needs the same
