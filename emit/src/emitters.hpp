@@ -20,10 +20,9 @@ inline constexpr int kRedraws = 8;
 inline constexpr int kPermutedRows = 4;
 inline int permuted_rows(int W) { return W < kPermutedRows ? W : kPermutedRows; }
 
-// The row kernel over pairs at odd K (sample_pairs, docs/DESIGN.md section 13): each row pairs up from the even
-// address at or before its start (its phase, 0 or 1), so that one column of it holds a weight outside the row.
+// The row kernel over pairs at odd K (sample_pairs, KernelSpec::pairs_by_phase).
 inline bool odd_row_pairs(const KernelSpec& spec) {
-  return spec.operation == Operation::sample_pairs && spec.K % 2 != 0;
+  return spec.operation == Operation::sample_pairs && spec.pairs_by_phase();
 }
 
 // "{ const TYPE x = VALUE; screen = bfly::screen_pair(screen, x); a[SLOT] = bfly::pair_sum(x); }": a pair of weights

@@ -21,9 +21,8 @@ bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
 bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
 // sample_split_pairs: a column of the table is a pair of adjacent weights, loaded as one word and screened as loaded.
 bool pairs(const KernelSpec& spec) { return spec.weights_per_column() == 2; }
-// sample_split_pairs of odd K: a row pairs up from the even address at or before its start (its phase, 0 or 1), so
-// one of its COLUMNS pairs holds a weight outside it, and the kernel takes rows at any address.
-bool odd_pairs(const KernelSpec& spec) { return pairs(spec) && spec.K % 2 != 0; }
+// sample_split_pairs of odd K (KernelSpec::pairs_by_phase): one of a row's COLUMNS pairs holds a weight outside it.
+bool odd_pairs(const KernelSpec& spec) { return spec.pairs_by_phase(); }
 
 // Whether the loads of tile `tile` need the guard column < K: only when the last tile is padded, or a CTA's slice
 // reaches past the last tile.

@@ -418,7 +418,7 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   // gave bf16 K = 50257 90 registers and 2 CTAs per SM, and it read 0.757 of the read ceiling on the H100 at 1 GiB
   // where f16 (80 registers) read 0.867 (bench/results/h100-80gb-hbm3-2026-11-27-split-pairs-odd-k.csv). Smaller
   // CTAs (shorter rows) are left alone: for 5 warps (K = 16385) the same cap spilled.
-  if (spec.operation == Operation::sample_split_pairs && spec.K % 2 != 0 &&
+  if (spec.operation == Operation::sample_split_pairs && spec.pairs_by_phase() &&
       launch_geometry(spec).threads_per_cta == kSplitMaxThreadsPerCta)
     return 3;
   return 0;

@@ -98,6 +98,9 @@ struct KernelSpec {
   int weights_per_column() const {
     return operation == Operation::sample_pairs || operation == Operation::sample_split_pairs ? 2 : 1;
   }
+  // Over pairs at odd K a row pairs up from the even address at or before its start (its phase, 0 or 1), so one
+  // column of it holds a weight outside it, and the kernel takes rows at any address (docs/DESIGN.md section 13).
+  bool pairs_by_phase() const { return weights_per_column() == 2 && K % 2 != 0; }
   int columns() const { return (K + weights_per_column() - 1) / weights_per_column(); }
   int remnant() const { return columns() % W; }                   // leading columns outside whole blocks
   bool padded() const { return remnant() > R; }                    // remnant padded to a whole block
