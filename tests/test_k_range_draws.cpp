@@ -7,9 +7,12 @@
 #include "draw_inputs.hpp"
 #include "reference_sampler.hpp"
 
+#include "bfly/cpu/thread_stacks.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
+
+#include <pthread.h>
 
 #include <cmath>
 #include <cstdio>
@@ -353,3 +356,26 @@ TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
 }
 
 }  // namespace
+
+// A thread that another library starts with the default attributes (NCCL's bootstrap thread) gets the default stack
+// beside this binary's static TLS, which holds the __shared__ arrays of every CPU-compiled kernel it links (more than
+// the default 8 MiB stack here): it can use 4 MiB of stack (bfly::cpu::reserve_stack_for_static_tls, run before main
+// by the catalogs). Without that, such a thread had no stack left and crashed at its first call.
+TEST(ThreadStacks, ThreadsWithTheDefaultAttributesHoldTheStaticTls) {
+  std::printf("static TLS of this binary: %zu bytes\n", bfly::cpu::static_tls_bytes());
+  pthread_t thread;
+  std::size_t stack_bytes = 0;
+  const auto body = [](void* out) -> void* {
+    volatile unsigned char deep[4 << 20];  // 4 MiB of this thread's stack, touched page by page
+    for (std::size_t i = 0; i < sizeof(deep); i += 4096) deep[i] = static_cast<unsigned char>(i);
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+      pthread_attr_getstacksize(&attributes, static_cast<std::size_t*>(out));
+      pthread_attr_destroy(&attributes);
+    }
+    return nullptr;
+  };
+  ASSERT_EQ(pthread_create(&thread, nullptr, body, &stack_bytes), 0);
+  ASSERT_EQ(pthread_join(thread, nullptr), 0);
+  EXPECT_GE(stack_bytes, bfly::cpu::static_tls_bytes() + (std::size_t(4) << 20));
+}

@@ -1,6 +1,7 @@
 // The catalog of CPU-compiled draw-test kernels, assembled from the generated shards.
 #include "cpu_kernels.hpp"
 
+#include "bfly/cpu/thread_stacks.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
 #include <algorithm>
@@ -22,6 +23,10 @@ void register_lda_baseline_kernels(std::vector<CpuKernel>& out);
 namespace bfly::test {
 namespace {
 static_assert(BFLY_DRAW_KERNEL_SHARDS == 8, "update the shard list above");
+
+// The catalogs' kernels put more static TLS into a test binary than a default thread stack holds: the threads that
+// other libraries start (NCCL's) get room for it before main.
+[[maybe_unused]] const bool stacks_hold_static_tls = cpu::reserve_stack_for_static_tls();
 
 const std::vector<cpu::CpuKernel>& compiled() {
   static const std::vector<cpu::CpuKernel> all = [] {

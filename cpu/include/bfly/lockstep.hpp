@@ -12,6 +12,7 @@
 // Under gdb, break in the kernel and print threadIdx, blockIdx or any register array as usual.
 #pragma once
 
+#include "bfly/cpu/thread_stacks.hpp"
 #include "bfly/jit/environment.hpp"
 
 #if defined(__has_feature)
@@ -43,7 +44,6 @@
 #include <string>
 #include <vector>
 
-#include <link.h>  // dl_iterate_phdr: the static TLS that worker threads must hold
 #include <pthread.h>
 
 #if defined(__x86_64__)
@@ -389,26 +389,10 @@ inline void check_lane_exists(int source) {
 // The worker threads of launch(): BFLY_LOCKSTEP_THREADS, else the number of CPU cores (bfly/jit/environment.hpp).
 inline long long default_workers() { return static_cast<long long>(bfly::rt::environment().lockstep_threads); }
 
-// The static thread-local storage of the process, in bytes. Every `__shared__` array of every kernel compiled for
-// the CPU is a thread_local (see __shared__ above), so a binary that links hundreds of kernels (the test binaries)
-// carries megabytes of it, and glibc carves a thread's static TLS out of the thread's stack: with the default
-// stack (8 MiB) such a thread may have no stack left at all.
-inline std::size_t static_tls_bytes() {
-  std::size_t total = 0;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* sum) {
-        for (int i = 0; i < info->dlpi_phnum; ++i)
-          if (info->dlpi_phdr[i].p_type == PT_TLS)
-            *static_cast<std::size_t*>(sum) += info->dlpi_phdr[i].p_memsz + info->dlpi_phdr[i].p_align;
-        return 0;
-      },
-      &total);
-  return total;
-}
-
 // Runs work(0) .. work(workers - 1) on as many OS threads, each with 8 MiB of stack beside the static TLS.
 inline void run_on_workers(long long workers, const std::function<void(long long)>& work) {
-  static const std::size_t stack_bytes = (std::size_t(8) << 20) + static_tls_bytes();
+  // 8 MiB beside the static TLS, which glibc takes out of a thread's stack (bfly/cpu/thread_stacks.hpp).
+  static const std::size_t stack_bytes = (std::size_t(8) << 20) + bfly::cpu::static_tls_bytes();
   struct Job {
     const std::function<void(long long)>* work;
     long long index;
