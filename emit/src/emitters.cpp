@@ -486,41 +486,28 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   const int groups = permuted_rows(spec.W);
   const std::string place = "((column + shifts[{0}]) & (RING_COLUMNS - 1)) ^ swizzle";
   const std::string element = "ring[{0} ^ (r & {1})][" + place + "]";
-  if (odd) {
-    comment_paragraph(fmt::format(
-        "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted "
-        "from block 0's) of every row, the pair the register loads read from global memory, into slot s row "
-        "s ^ (r & {}) of the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by "
-        "slot). In the tiles that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken "
-        "(`slot_phases`: bit s the phase of slot s's row), as the register loads take them. Each pair is screened as "
-        "the register loads screen it.", groups - 1), w);
-    auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
-                        " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, "
-                        "unsigned int& screen, const int (&shifts)[W], unsigned int slot_phases, int block)");
-    w.line("const unsigned int whole = {} ? bfly::whole_columns(FIRST_BLOCK_COLUMN + block * W + r, COLUMNS, "
-           "slot_phases) : ~0u;", kEdgeTileCondition);
-    for (int k = 0; k < spec.W; ++k)
-      screened_pair("Column",
-                    fmt::format(fmt::runtime("(whole >> {0} & 1u) ? " + element + " : Column{{}}"), k, groups - 1),
-                    k, w);
-    return;
-  }
   comment_paragraph(fmt::format(
       "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
       "block 0's) of every row, the {} the register loads read from global memory, into slot s row s ^ (r & {}) of "
       "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot).{}{}",
       pairs ? "pair" : "weight", groups - 1,
-      spec.padded() ? " Block 0's columns left of column 0 are padding: zeros." : "",
+      odd ? " In the tiles that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken "
+            "(`slot_phases`: bit s the phase of slot s's row), as the register loads take them."
+          : spec.padded() ? " Block 0's columns left of column 0 are padding: zeros." : "",
       pairs ? " Each pair is screened as the register loads screen it." : ""), w);
   auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
                       " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, " +
                       (pairs ? "unsigned int& screen, " : "") + "const int (&shifts)[W]" +
-                      (spec.padded() ? ", int block)" : ")"));
-  if (spec.padded())
+                      (odd ? ", unsigned int slot_phases" : "") + (odd || spec.padded() ? ", int block)" : ")"));
+  if (odd)
+    w.line("const unsigned int whole = {} ? bfly::whole_columns(FIRST_BLOCK_COLUMN + block * W + r, COLUMNS, "
+           "slot_phases) : ~0u;", kEdgeTileCondition);
+  else if (spec.padded())
     w.line("const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // not the padding left of column 0");
   for (int k = 0; k < spec.W; ++k) {
     std::string value = fmt::format(fmt::runtime(element), k, groups - 1);
-    if (spec.padded()) value = fmt::format("in_row ? {} : Column{{}}", value);
+    if (odd) value = fmt::format("(whole >> {} & 1u) ? {} : Column{{}}", k, value);
+    else if (spec.padded()) value = fmt::format("in_row ? {} : Column{{}}", value);
     if (pairs)
       screened_pair("Column", value, k, w);
     else

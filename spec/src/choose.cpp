@@ -84,12 +84,10 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   }
   pairs.validate();
   // Odd K keeps its pairs whatever its blocks: single 16-bit weights at odd K read 0.21-0.30 from K = 101 to 255
-  // (-2026-11-27-odd-row-pairs-single-sampling.csv); so do rows staged anywhere.
-  // So do rows staged anywhere, and staged rows with an odd number of blocks that no remnant can make even (K a
-  // multiple of 32: bf16 K = 4000, 125 blocks, read 0.141 over single weights,
-  // -2026-11-27-anywhere-split-threshold-sampling.csv).
-  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || odd_blocks_fast ||
-                 pass1_stages(pairs) > 0
+  // (-2026-11-27-odd-row-pairs-single-sampling.csv). So does every staged row (staged anywhere, or with an odd number
+  // of blocks that no remnant can make even, K a multiple of 32: bf16 K = 4000, 125 blocks, read 0.141 over single
+  // weights, -2026-11-27-anywhere-split-threshold-sampling.csv).
+  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || pass1_stages(pairs) > 0
              ? pairs
              : row;
 }
@@ -119,9 +117,8 @@ bool rows_split_by_shape(int K, ElementType type, long long M) {
 }
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
-  const bool off_16_bytes = static_cast<long long>(K) * size_of(type) % 16 != 0;
   const bool narrow_off_lines_split =
-      is_narrow(type) && off_16_bytes && K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) &&
+      is_narrow(type) && tight_rows_off_16_bytes(K, type) && K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) &&
       K < split_few_rows_from_k(type) && !forced.operation;
   const bool f32_split = type == ElementType::f32 && K >= kF32SplitFewRowsFromK && M > 0 && M < kSplitBelowRows;
   const bool split_by_shape = rows_split_by_shape(K, type, M) || narrow_off_lines_split || f32_split;

@@ -380,9 +380,12 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
 
+bool tight_rows_off_16_bytes(int K, ElementType type) {
+  return static_cast<long long>(K) * size_of(type) % kStagePieceBytes != 0;
+}
+
 bool stages_rows_anywhere(const KernelSpec& spec) {
-  const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
-  return stages_blocks(spec) && (row_bytes % kStagePieceBytes != 0 ||
+  return stages_blocks(spec) && (tight_rows_off_16_bytes(spec.K, spec.type) ||
                                  spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0);
 }
 

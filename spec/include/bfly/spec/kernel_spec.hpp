@@ -159,6 +159,9 @@ inline constexpr int kStageRowBytes = 128;
 // a multiple of 16 or block 0 off a copy (odd K over pairs among them). The other staged kernels read every row of
 // a tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
+// Whether rows of K weights of `type` packed tightly (ld = K) leave some rows off 16 bytes (K * sizeof(T) not a
+// multiple of 16).
+bool tight_rows_off_16_bytes(int K, ElementType type);
 
 // Whether pass 1 screens the weights (one integer max each, a per-weight test only for a group that fails the screen;
 // docs/DESIGN.md section 6) rather than testing every weight: the plain sample kernel (weights, one draw; sample and
