@@ -93,7 +93,12 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
       EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, 128) << kernel_name(spec);
     } else {
+      // The running totals and, where pass 2 keeps its chosen tiles (W x (W + 1) columns a group), those.
+      const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
+      const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
+      const int tiles = stashes_chosen_tile(spec) ? g.threads_per_cta / spec.W * spec.W * (spec.W + 1) * column_bytes : 0;
       EXPECT_EQ(g.threads_per_cta, 128) << kernel_name(spec);
+      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + tiles) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 32 * 1024) << kernel_name(spec);
     }
     if (spec.blocks() <= 1) {

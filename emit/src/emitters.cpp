@@ -29,7 +29,7 @@ std::string rows_list(int bit, int W) {
 // Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
 // With low_out (sample_pairs), pair_low receives the running total before the column found.
 void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  CodeWriter& w);
+                  bool stash, bool staged, CodeWriter& w);
 // The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w);
 // Pass 1's blocks (Algorithm 8 lines 13-34), after the remnant: loads, block totals and the running totals kept.
@@ -137,9 +137,10 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
     w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
            steps + 1);
+  }
+  if (pass1_stages(spec) > 0 || stashes_chosen_tile(spec))
     w.line("typedef {} Column;  // one table column of a row in memory ({} bytes)",
            pairs ? "bfly::WeightPair<T>" : "T", spec.weights_per_column() * size_of(spec.type));
-  }
   if (per_group) w.line("constexpr int GROUPS = {};  // groups ({}s in flight) per CTA", geometry.rows_per_cta, item);
   if (const auto more = operation_emitters(spec.operation).constants) more(spec, geometry, w);
   w.line("constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle");
@@ -229,10 +230,15 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     odd_pairs_load_chosen_blocks(spec, w);
     return;
   }
+  const bool stash = stashes_chosen_tile(spec);
+  if (stash) {
+    w.line("// Row k's weights are also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its");
+    w.line("// drawn column's weights at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).");
+  }
   {
     auto body = w.scope(
-        "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], const T* rows, long long ld, "
-        "int rows_left, int block, int r)");
+        "__device__ __forceinline__ void load_chosen_blocks(" + S + " (&a)[W], " +
+        (stash ? "Column* stash, " : "") + "const T* rows, long long ld, int rows_left, int block, int r)");
     // The plain kernel steps a pointer from row to row; the forms with several draws, whose pass 2 runs once a draw,
     // index each row (a pointer walk measured slower there: docs/DESIGN.md section 14).
     const bool walk = screens_weights(spec);
@@ -243,7 +249,14 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
         const std::string element = fmt::format("row + {}b * W", pairs ? "2 * " : "");
         w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W);{1}", k,
                padded ? " const int c = FIRST_BLOCK_COLUMN + b * W + r;" : "");
-        w.line("  a[{0}] = {0} < rows_left && b < BLOCKS{1} ? {2} : {3}(0); }}{4}", k, padded ? " && c >= 0" : "",
+        const std::string in_tile = fmt::format("{0} < rows_left && b < BLOCKS{1}", k, padded ? " && c >= 0" : "");
+        if (stash) {
+          w.line("  const Column x = {} ? {} : Column{{}}; stash[{} * (W + 1) + r] = x; a[{}] = {}; }}{}", in_tile,
+                 pairs ? fmt::format("bfly::load_pair({})", element) : fmt::format("*({})", element), k, k,
+                 pairs ? "bfly::pair_sum(x)" : widened(spec, "x"), k + 1 < spec.W ? " row += ld;" : "");
+          continue;
+        }
+        w.line("  a[{0}] = {1} ? {2} : {3}(0); }}{4}", k, in_tile,
                pairs ? fmt::format("bfly::pair_sum(bfly::load_pair({}))", element)
                      : widened(spec, fmt::format("*({})", element)),
                S, k + 1 < spec.W ? " row += ld;" : "");
@@ -666,12 +679,13 @@ void search_block(int W, Variant variant, CodeWriter& w, std::string_view S, boo
 
 namespace {
 
-OperationText sample_text(const KernelSpec&) {
+OperationText sample_text(const KernelSpec& spec) {
   OperationText t;
   t.remnant_element = "my_row[j]";
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
   t.prepare_block = "screen_block({a}, screen)";
-  t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
+  t.load_chosen = stashes_chosen_tile(spec) ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {}, r)"
+                                            : "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
   t.remnant_guard = "m < M";
   return t;
 }
@@ -1022,6 +1036,8 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
          sum_type(spec));
   if (pass1_stages(spec) > 0)
     w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
+  else if (stashes_chosen_tile(spec))
+    w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles, as loaded");
 }
 
 namespace {
@@ -1163,6 +1179,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   };
   if (pairs) w.line("{0} pair_low = {0}(0);  // the running total before the column (pair) found", S);
+  const bool stash = stashes_chosen_tile(spec);
+  if (stash) w.line("Column chosen{{}};  // the drawn column's weight{} as loaded", pairs ? "s" : "");
   if (spec.blocks() == 0) {
     w.line("// {} <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).",
            pairs ? "COLUMNS" : "K");
@@ -1179,12 +1197,13 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
         w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
       }
     } else {
-      pass2_blocks(geometry, op, S, pairs, w);
+      pass2_blocks(geometry, op, S, pairs, stash, pass1_stages(spec) > 0, w);
     }
     if (spec.linear_remnant()) {
       w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
       auto guard = w.scope("if (valid && target < remnant_total)");
       linear_search();
+      if (stash) w.line("chosen = {};  // the drawn column, loaded again", pairs ? "bfly::load_pair(my_row + 2 * draw)" : "my_row[draw]");
     }
   }
   if (odd_row_pairs(spec)) {
@@ -1210,12 +1229,21 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("// running total before the pair plus the first weight, else the second. (A padded column, draw < 0, and a");
     w.line("// zero weight reached through rounding are drawn again sequentially below.)");
     w.line("if (valid && draw >= 0) draw = 2 * draw + (target < pair_low + {} ? 0 : 1);",
-           widened(spec, "my_row[2 * draw]"));
+           stash ? "bfly::pair_first(chosen)" : widened(spec, "my_row[2 * draw]"));
   }
 }
 
 void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  CodeWriter& w) {
+                  bool stash, bool staged, CodeWriter& w) {
+  if (stash && staged) {
+    w.line("// Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.");
+    w.line("bfly::wait_copies<0>();");
+    w.line("__syncwarp();  // every lane of the group has read its last line");
+    w.line("static_assert(W * (W + 1) <= W * RING_COLUMNS, \"a group's ring holds its chosen tile\");");
+    w.line("Column* const stash = &ring[threadIdx.x / W][0][0];");
+  } else if (stash) {
+    w.line("Column* const stash = stash_tiles[threadIdx.x / W];  // the chosen tile, as loaded");
+  }
   w.line("// Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.");
   w.line("int chunk = 0;");
   {
@@ -1250,8 +1278,15 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     auto tile = w.scope("");
     w.line("{} a[W];", S);
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
+    if (stash) w.line("__syncwarp();  // the tile is stashed");
     w.line("build_table(a, r);");
-    w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
+    if (stash) {
+      w.line("const int column = search_block(a, r, target, low, high);");
+      w.line("draw = FIRST_BLOCK_COLUMN + block * W + column;");
+      w.line("chosen = stash[r * (W + 1) + column];  // the drawn column's weight{} as loaded", low_out ? "s" : "");
+    } else {
+      w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
+    }
     if (low_out) w.line("pair_low = low;");
   }
 }

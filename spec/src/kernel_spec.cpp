@@ -80,6 +80,7 @@ constexpr int kThreadsPerCta = 128;
 // beside the running totals up to K = 1024 in f64.
 constexpr int kDocThreadsPerCta = 64;
 constexpr int kMaxStaticShared = 48 * 1024;
+constexpr int kMaxRegisterKernelShared = 32 * 1024;  // a kernel that loads into registers: totals and tiles
 constexpr int kMaxChunks = 32;  // shared memory per CTA: kMaxChunks * kThreadsPerCta * sizeof(T) <= 32 KiB
 // The plain sample kernel loads a row of at most kWholeRowBlocks blocks and kWholeRowBytes bytes whole, and is
 // compiled for 6 CTAs per SM (4 in f64). Measured on an H100 (bench/results/h100-80gb-hbm3-2026-11-23-pass1-
@@ -325,6 +326,27 @@ int part_totals_per_row(const KernelSpec& spec) {
   return g.parts_per_row + (spec.input == InputKind::logits ? g.ctas_per_row : 0);
 }
 
+namespace {
+// Pass 2's chosen tiles (stashes_chosen_tile): W x (W + 1) columns per group, in pass 1's ring for a staged kernel,
+// else in an array of their own beside the running totals, within the 32 KiB of shared memory that a kernel loading
+// into registers keeps to. On the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-stash-sampling.csv) the
+// tiles gained for staged 16-bit pairs (bf16 K = 258 0.76 -> 0.85, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84) and for
+// register loads of 16-bit pairs of 3 blocks or more (K = 100, 150, 200: +0.04 to +0.08); they were within 0.01
+// either way for staged f32 and f64, and lost for f64 rows loaded into registers (K = 33: 0.96 -> 0.89) and for
+// whole rows of 2 blocks of pairs (f16 K = 72: 0.84 -> 0.79), which go without.
+bool stash_eligible(const KernelSpec& spec) {
+  if (!plain_sample(spec) || spec.blocks() <= 1 || spec.pairs_by_phase()) return false;
+  return pass1_stages(spec) > 0 || (is_narrow(spec.type) && spec.weights_per_column() == 2 && spec.blocks() >= 3);
+}
+int stash_bytes(const KernelSpec& spec, int threads) {
+  return threads / spec.W * spec.W * (spec.W + 1) * column_bytes(spec);
+}
+bool stash_fits(const KernelSpec& spec, const LaunchGeometry& g) {
+  const int totals = g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type));
+  return totals + stash_bytes(spec, g.threads_per_cta) <= kMaxRegisterKernelShared;
+}
+}  // namespace
+
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
@@ -374,6 +396,8 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
     g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
     g.static_shared_bytes += staged_ring(spec).stages * g.threads_per_cta * kStageRowBytes;
+  } else if (stash_eligible(spec) && stash_fits(spec, g)) {
+    g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
   }
   return g;
 }
@@ -390,6 +414,12 @@ bool stages_rows_anywhere(const KernelSpec& spec) {
 }
 
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
+
+bool stashes_chosen_tile(const KernelSpec& spec) {
+  if (!stash_eligible(spec)) return false;
+  if (pass1_stages(spec) > 0) return true;  // the ring holds them
+  return stash_fits(spec, launch_geometry(spec));
+}
 
 bool loads_row_by_slots(const KernelSpec& spec) {
   return plain_sample(spec) && column_bytes(spec) == 4 && spec.blocks() >= 2 && spec.blocks() <= kSlotRowsMaxBlocks &&

@@ -131,6 +131,23 @@ __device__ __forceinline__ float pair_sum(WeightPair<half_bits> pair) {
          widen(half_bits{static_cast<unsigned short>(pair.bits >> 16)});
 }
 
+// The two weights of a pair, each in the accumulator: the first picks within a drawn pair, and the drawn one is
+// checked for zero.
+template <typename T>
+__device__ __forceinline__ auto pair_first(WeightPair<T> pair) { return widen(pair.first); }
+template <typename T>
+__device__ __forceinline__ auto pair_second(WeightPair<T> pair) { return widen(pair.second); }
+__device__ __forceinline__ float pair_first(WeightPair<bf16_bits> pair) { return __uint_as_float(pair.bits << 16); }
+__device__ __forceinline__ float pair_second(WeightPair<bf16_bits> pair) {
+  return __uint_as_float(pair.bits & 0xffff0000u);
+}
+__device__ __forceinline__ float pair_first(WeightPair<half_bits> pair) {
+  return widen(half_bits{static_cast<unsigned short>(pair.bits & 0xffffu)});
+}
+__device__ __forceinline__ float pair_second(WeightPair<half_bits> pair) {
+  return widen(half_bits{static_cast<unsigned short>(pair.bits >> 16)});
+}
+
 // Pass 1's screen of the weights (docs/DESIGN.md section 6). Rather than test every weight it loads, a lane keeps
 // the largest bit pattern among them, read as an unsigned integer (a float's bits, the high word of a double): one
 // integer max per weight. Every usable weight (finite, >= 0) has a pattern within the limit of screen_passed; every
