@@ -371,9 +371,9 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(f64.static_shared_bytes, 4 * 64 * 128 + 12 * 64 * 8);
 }
 
-// Pass 2 keeps the tile of the chosen blocks as loaded (docs/DESIGN.md section 5): every staged kernel (in its ring,
-// no more shared memory), and 16-bit pairs loaded into registers from 3 blocks on (tiles of their own). Not f32 or
-// f64 loaded into registers, whole rows of 2 blocks of pairs, odd K over pairs, one block, or the other forms.
+// Pass 2 keeps the tile of the chosen blocks as loaded (docs/DESIGN.md section 13): 16-bit pairs, staged (in the ring,
+// no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own). Not rows of
+// pairs loaded whole, odd K over pairs, f32 or f64, or the other forms.
 TEST(KernelSpec, ChosenTileStashRule) {
   const auto spec = [](int K, ElementType type, Operation operation = Operation::sample) {
     KernelSpec s;
@@ -385,18 +385,21 @@ TEST(KernelSpec, ChosenTileStashRule) {
     s.validate();
     return s;
   };
-  EXPECT_TRUE(stashes_chosen_tile(spec(1024, ElementType::f32)));                         // staged
-  EXPECT_TRUE(stashes_chosen_tile(spec(1001, ElementType::f64)));                         // staged anywhere
-  EXPECT_TRUE(stashes_chosen_tile(spec(1024, ElementType::bf16, Operation::sample_pairs)));
-  EXPECT_TRUE(stashes_chosen_tile(spec(1002, ElementType::f16, Operation::sample_pairs)));
-  EXPECT_TRUE(stashes_chosen_tile(spec(200, ElementType::bf16, Operation::sample_pairs)));   // 6 blocks, registers
-  EXPECT_TRUE(stashes_chosen_tile(spec(100, ElementType::bf16, Operation::sample_pairs)));   // 3 blocks
-  EXPECT_FALSE(stashes_chosen_tile(spec(64, ElementType::bf16, Operation::sample_pairs)));   // 2 blocks
+  EXPECT_TRUE(stashes_chosen_tile(spec(1024, ElementType::bf16, Operation::sample_pairs)));   // staged
+  EXPECT_TRUE(stashes_chosen_tile(spec(1002, ElementType::f16, Operation::sample_pairs)));    // staged anywhere
+  EXPECT_TRUE(stashes_chosen_tile(spec(200, ElementType::bf16, Operation::sample_pairs)));    // 6 blocks, row slots
+  EXPECT_TRUE(stashes_chosen_tile(spec(150, ElementType::f16, Operation::sample_pairs)));     // 4 blocks, row slots
+  EXPECT_FALSE(stashes_chosen_tile(spec(128, ElementType::bf16, Operation::sample_pairs)));   // 4 blocks, whole row
+  EXPECT_FALSE(stashes_chosen_tile(spec(100, ElementType::bf16, Operation::sample_pairs)));   // 3 blocks, whole row
   EXPECT_FALSE(stashes_chosen_tile(spec(2047, ElementType::bf16, Operation::sample_pairs)));  // odd K over pairs
-  EXPECT_FALSE(stashes_chosen_tile(spec(128, ElementType::f32)));                          // registers
-  EXPECT_FALSE(stashes_chosen_tile(spec(100, ElementType::f64)));
-  EXPECT_FALSE(stashes_chosen_tile(spec(16, ElementType::f32)));                           // one block
-  KernelSpec logits = spec(1024, ElementType::f32);
+  EXPECT_FALSE(stashes_chosen_tile(spec(1024, ElementType::f32)));                           // staged f32
+  EXPECT_FALSE(stashes_chosen_tile(spec(1001, ElementType::f64)));
+  EXPECT_FALSE(stashes_chosen_tile(spec(1024, ElementType::bf16)));                          // single 16-bit weights
+  KernelSpec split = spec(32000, ElementType::bf16, Operation::sample_pairs);
+  split.operation = Operation::sample_split_pairs;
+  split.W = 32;
+  EXPECT_FALSE(stashes_chosen_tile(split));
+  KernelSpec logits = spec(1024, ElementType::bf16);
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_FALSE(stashes_chosen_tile(logits));
@@ -405,5 +408,6 @@ TEST(KernelSpec, ChosenTileStashRule) {
   const KernelSpec pairs = spec(200, ElementType::bf16, Operation::sample_pairs);
   const LaunchGeometry g = launch_geometry(pairs);
   EXPECT_EQ(g.static_shared_bytes, g.chunks * 128 * 4 + 8 * 16 * 17 * 4);
-  EXPECT_EQ(launch_geometry(spec(2048, ElementType::f32)).static_shared_bytes, 8 * 32 * 128 + 64 * 32 * 4);
+  EXPECT_EQ(launch_geometry(spec(4096, ElementType::bf16, Operation::sample_pairs)).static_shared_bytes,
+            8 * 32 * 128 + 64 * 32 * 4);
 }

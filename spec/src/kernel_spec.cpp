@@ -329,14 +329,15 @@ int part_totals_per_row(const KernelSpec& spec) {
 namespace {
 // Pass 2's chosen tiles (stashes_chosen_tile): W x (W + 1) columns per group, in pass 1's ring for a staged kernel,
 // else in an array of their own beside the running totals, within the 32 KiB of shared memory that a kernel loading
-// into registers keeps to. On the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-stash-sampling.csv) the
-// tiles gained for staged 16-bit pairs (bf16 K = 258 0.76 -> 0.85, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84) and for
-// register loads of 16-bit pairs of 3 blocks or more (K = 100, 150, 200: +0.04 to +0.08); they were within 0.01
-// either way for staged f32 and f64, and lost for f64 rows loaded into registers (K = 33: 0.96 -> 0.89) and for
-// whole rows of 2 blocks of pairs (f16 K = 72: 0.84 -> 0.79), which go without.
+// into registers keeps to. For 16-bit pairs only, whose first weight picks within the drawn pair: two dependent trips
+// to memory fewer. On the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-stash-*-sampling.csv, 83a9c70
+// against 5623159, which kept the tiles for every staged kernel and for pairs of 3 blocks or more) they gained for
+// staged pairs (bf16 K = 256 0.89 -> 0.93, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84, 8192 0.84 -> 0.90) and for pairs
+// loaded into registers by row slots (K = 150 and 200: +0.06 and +0.08); they lost for whole rows (K = 128: 0.92 ->
+// 0.90) and were within 0.01 either way for f32 and f64, which save one trip only and go without.
 bool stash_eligible(const KernelSpec& spec) {
-  if (!plain_sample(spec) || spec.blocks() <= 1 || spec.pairs_by_phase()) return false;
-  return pass1_stages(spec) > 0 || (is_narrow(spec.type) && spec.weights_per_column() == 2 && spec.blocks() >= 3);
+  return plain_sample(spec) && is_narrow(spec.type) && spec.weights_per_column() == 2 && !spec.pairs_by_phase() &&
+         spec.blocks() >= 3 && !loads_whole_row(spec);
 }
 int stash_bytes(const KernelSpec& spec, int threads) {
   return threads / spec.W * spec.W * (spec.W + 1) * column_bytes(spec);

@@ -283,74 +283,72 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
 // Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
-// Row k's weights are also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its
-// drawn column's weights at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).
-__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], Column* stash, const T* rows, long long ld, int rows_left, int block, int r) {
+__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
   const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
   { const int b = __shfl_sync(FULL, block, 0, W);
-    const Column x = 0 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[0 * (W + 1) + r] = x; a[0] = x; } row += ld;
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 1, W);
-    const Column x = 1 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[1 * (W + 1) + r] = x; a[1] = x; } row += ld;
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 2, W);
-    const Column x = 2 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[2 * (W + 1) + r] = x; a[2] = x; } row += ld;
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 3, W);
-    const Column x = 3 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[3 * (W + 1) + r] = x; a[3] = x; } row += ld;
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 4, W);
-    const Column x = 4 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[4 * (W + 1) + r] = x; a[4] = x; } row += ld;
+    a[4] = 4 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 5, W);
-    const Column x = 5 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[5 * (W + 1) + r] = x; a[5] = x; } row += ld;
+    a[5] = 5 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 6, W);
-    const Column x = 6 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[6 * (W + 1) + r] = x; a[6] = x; } row += ld;
+    a[6] = 6 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 7, W);
-    const Column x = 7 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[7 * (W + 1) + r] = x; a[7] = x; } row += ld;
+    a[7] = 7 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 8, W);
-    const Column x = 8 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[8 * (W + 1) + r] = x; a[8] = x; } row += ld;
+    a[8] = 8 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 9, W);
-    const Column x = 9 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[9 * (W + 1) + r] = x; a[9] = x; } row += ld;
+    a[9] = 9 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 10, W);
-    const Column x = 10 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[10 * (W + 1) + r] = x; a[10] = x; } row += ld;
+    a[10] = 10 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 11, W);
-    const Column x = 11 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[11 * (W + 1) + r] = x; a[11] = x; } row += ld;
+    a[11] = 11 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 12, W);
-    const Column x = 12 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[12 * (W + 1) + r] = x; a[12] = x; } row += ld;
+    a[12] = 12 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 13, W);
-    const Column x = 13 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[13 * (W + 1) + r] = x; a[13] = x; } row += ld;
+    a[13] = 13 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 14, W);
-    const Column x = 14 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[14 * (W + 1) + r] = x; a[14] = x; } row += ld;
+    a[14] = 14 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 15, W);
-    const Column x = 15 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[15 * (W + 1) + r] = x; a[15] = x; } row += ld;
+    a[15] = 15 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 16, W);
-    const Column x = 16 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[16 * (W + 1) + r] = x; a[16] = x; } row += ld;
+    a[16] = 16 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 17, W);
-    const Column x = 17 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[17 * (W + 1) + r] = x; a[17] = x; } row += ld;
+    a[17] = 17 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 18, W);
-    const Column x = 18 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[18 * (W + 1) + r] = x; a[18] = x; } row += ld;
+    a[18] = 18 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 19, W);
-    const Column x = 19 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[19 * (W + 1) + r] = x; a[19] = x; } row += ld;
+    a[19] = 19 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 20, W);
-    const Column x = 20 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[20 * (W + 1) + r] = x; a[20] = x; } row += ld;
+    a[20] = 20 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 21, W);
-    const Column x = 21 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[21 * (W + 1) + r] = x; a[21] = x; } row += ld;
+    a[21] = 21 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 22, W);
-    const Column x = 22 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[22 * (W + 1) + r] = x; a[22] = x; } row += ld;
+    a[22] = 22 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 23, W);
-    const Column x = 23 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[23 * (W + 1) + r] = x; a[23] = x; } row += ld;
+    a[23] = 23 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 24, W);
-    const Column x = 24 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[24 * (W + 1) + r] = x; a[24] = x; } row += ld;
+    a[24] = 24 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 25, W);
-    const Column x = 25 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[25 * (W + 1) + r] = x; a[25] = x; } row += ld;
+    a[25] = 25 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 26, W);
-    const Column x = 26 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[26 * (W + 1) + r] = x; a[26] = x; } row += ld;
+    a[26] = 26 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 27, W);
-    const Column x = 27 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[27 * (W + 1) + r] = x; a[27] = x; } row += ld;
+    a[27] = 27 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 28, W);
-    const Column x = 28 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[28 * (W + 1) + r] = x; a[28] = x; } row += ld;
+    a[28] = 28 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 29, W);
-    const Column x = 29 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[29 * (W + 1) + r] = x; a[29] = x; } row += ld;
+    a[29] = 29 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 30, W);
-    const Column x = 30 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[30 * (W + 1) + r] = x; a[30] = x; } row += ld;
+    a[30] = 30 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 31, W);
-    const Column x = 31 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[31 * (W + 1) + r] = x; a[31] = x; }
+    a[31] = 31 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1
@@ -516,12 +514,6 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
   const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
   int draw = 0;
-  Column chosen{};  // the drawn column's weight as loaded
-  // Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.
-  bfly::wait_copies<0>();
-  __syncwarp();  // every lane of the group has read its last line
-  static_assert(W * (W + 1) <= W * RING_COLUMNS, "a group's ring holds its chosen tile");
-  Column* const stash = &ring[threadIdx.x / W][0][0];
   // Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.
   int chunk = 0;
   {
@@ -538,19 +530,16 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
   // a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).
   {
     T a[W];
-    load_chosen_blocks(a, stash, rows, ld, rows_left, block, r);
-    __syncwarp();  // the tile is stashed
+    load_chosen_blocks(a, rows, ld, rows_left, block, r);
     build_table(a, r);
-    const int column = search_block(a, r, target, low, high);
-    draw = FIRST_BLOCK_COLUMN + block * W + column;
-    chosen = stash[r * (W + 1) + column];  // the drawn column's weight as loaded
+    draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
   }
 
   // ---- Output ----
   if (valid) {
     // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
     // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-    if (draw < 0 || !(chosen > T(0))) draw = bfly::sequential_draw(my_row, K, u);
+    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
     out[m] = draw;
   } else if (m < M) {
     out[m] = -1;

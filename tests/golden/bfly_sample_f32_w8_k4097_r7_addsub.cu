@@ -162,26 +162,24 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
 // Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
-// Row k's weights are also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its
-// drawn column's weights at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).
-__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], Column* stash, const T* rows, long long ld, int rows_left, int block, int r) {
+__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
   const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
   { const int b = __shfl_sync(FULL, block, 0, W);
-    const Column x = 0 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[0 * (W + 1) + r] = x; a[0] = x; } row += ld;
+    a[0] = 0 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 1, W);
-    const Column x = 1 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[1 * (W + 1) + r] = x; a[1] = x; } row += ld;
+    a[1] = 1 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 2, W);
-    const Column x = 2 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[2 * (W + 1) + r] = x; a[2] = x; } row += ld;
+    a[2] = 2 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 3, W);
-    const Column x = 3 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[3 * (W + 1) + r] = x; a[3] = x; } row += ld;
+    a[3] = 3 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 4, W);
-    const Column x = 4 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[4 * (W + 1) + r] = x; a[4] = x; } row += ld;
+    a[4] = 4 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 5, W);
-    const Column x = 5 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[5 * (W + 1) + r] = x; a[5] = x; } row += ld;
+    a[5] = 5 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 6, W);
-    const Column x = 6 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[6 * (W + 1) + r] = x; a[6] = x; } row += ld;
+    a[6] = 6 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 7, W);
-    const Column x = 7 < rows_left && b < BLOCKS ? *(row + b * W) : Column{}; stash[7 * (W + 1) + r] = x; a[7] = x; }
+    a[7] = 7 < rows_left && b < BLOCKS ? *(row + b * W) : T(0); }
 }
 
 // Algorithm 10: binary search of lane r's own block in the addsub table. The range lo .. lo+2*bit-1
@@ -339,12 +337,6 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
   const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
   int draw = 0;
-  Column chosen{};  // the drawn column's weight as loaded
-  // Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.
-  bfly::wait_copies<0>();
-  __syncwarp();  // every lane of the group has read its last line
-  static_assert(W * (W + 1) <= W * RING_COLUMNS, "a group's ring holds its chosen tile");
-  Column* const stash = &ring[threadIdx.x / W][0][0];
   // Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.
   int chunk = 0;
   {
@@ -363,7 +355,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   T run = low;
   for (int t = 0; t < CHUNK_BLOCKS; ++t) {
     T a[W];
-    load_chosen_blocks(a, stash, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);
+    load_chosen_blocks(a, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);
     build_table(a, r);
     const T next = run + a[W - 1];
     if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }
@@ -373,12 +365,9 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   // a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).
   {
     T a[W];
-    load_chosen_blocks(a, stash, rows, ld, rows_left, block, r);
-    __syncwarp();  // the tile is stashed
+    load_chosen_blocks(a, rows, ld, rows_left, block, r);
     build_table(a, r);
-    const int column = search_block(a, r, target, low, high);
-    draw = FIRST_BLOCK_COLUMN + block * W + column;
-    chosen = stash[r * (W + 1) + column];  // the drawn column's weight as loaded
+    draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
   }
   // Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.
   if (valid && target < remnant_total) {
@@ -388,14 +377,13 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       s += my_row[j];
       if (target < s) { draw = j; break; }
     }
-    chosen = my_row[draw];  // the drawn column, loaded again
   }
 
   // ---- Output ----
   if (valid) {
     // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
     // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-    if (draw < 0 || !(chosen > T(0))) draw = bfly::sequential_draw(my_row, K, u);
+    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
     out[m] = draw;
   } else if (m < M) {
     out[m] = -1;

@@ -165,26 +165,24 @@ __device__ __forceinline__ void screen_block(const T (&a)[W], unsigned int& scre
 
 // The same transposed access for the blocks the lanes chose: row k's block comes from lane k.
 // Blocks past the last (a chunk that ends early) read as zeros. `row` walks the group's rows.
-// Row k's weights are also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its
-// drawn column's weights at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).
-__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], Column* stash, const T* rows, long long ld, int rows_left, int block, int r) {
+__device__ __forceinline__ void load_chosen_blocks(T (&a)[W], const T* rows, long long ld, int rows_left, int block, int r) {
   const T* row = rows + (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k
   { const int b = __shfl_sync(FULL, block, 0, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 0 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[0 * (W + 1) + r] = x; a[0] = x; } row += ld;
+    a[0] = 0 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 1, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 1 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[1 * (W + 1) + r] = x; a[1] = x; } row += ld;
+    a[1] = 1 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 2, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 2 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[2 * (W + 1) + r] = x; a[2] = x; } row += ld;
+    a[2] = 2 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 3, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 3 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[3 * (W + 1) + r] = x; a[3] = x; } row += ld;
+    a[3] = 3 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 4, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 4 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[4 * (W + 1) + r] = x; a[4] = x; } row += ld;
+    a[4] = 4 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 5, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 5 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[5 * (W + 1) + r] = x; a[5] = x; } row += ld;
+    a[5] = 5 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 6, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 6 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[6 * (W + 1) + r] = x; a[6] = x; } row += ld;
+    a[6] = 6 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); } row += ld;
   { const int b = __shfl_sync(FULL, block, 7, W); const int c = FIRST_BLOCK_COLUMN + b * W + r;
-    const Column x = 7 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : Column{}; stash[7 * (W + 1) + r] = x; a[7] = x; }
+    a[7] = 7 < rows_left && b < BLOCKS && c >= 0 ? *(row + b * W) : T(0); }
 }
 
 // Add-only binary search of lane r's own block in the swap table (Figure 4). The range lo .. lo+2*bit-1
@@ -343,12 +341,6 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   const T u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
   const T target = valid ? bfly::scaled_uniform(u, total) : T(0);  // u' = u * sum, kept below sum
   int draw = 0;
-  Column chosen{};  // the drawn column's weight as loaded
-  // Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.
-  bfly::wait_copies<0>();
-  __syncwarp();  // every lane of the group has read its last line
-  static_assert(W * (W + 1) <= W * RING_COLUMNS, "a group's ring holds its chosen tile");
-  Column* const stash = &ring[threadIdx.x / W][0][0];
   // Algorithm 9 lines 7-12: binary search over the running totals at the ends of the chunks.
   int chunk = 0;
   {
@@ -365,19 +357,16 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
   // a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).
   {
     T a[W];
-    load_chosen_blocks(a, stash, rows, ld, rows_left, block, r);
-    __syncwarp();  // the tile is stashed
+    load_chosen_blocks(a, rows, ld, rows_left, block, r);
     build_table(a, r);
-    const int column = search_block(a, r, target, low, high);
-    draw = FIRST_BLOCK_COLUMN + block * W + column;
-    chosen = stash[r * (W + 1) + column];  // the drawn column's weight as loaded
+    draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
   }
 
   // ---- Output ----
   if (valid) {
     // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
     // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-    if (draw < 0 || !(chosen > T(0))) draw = bfly::sequential_draw(my_row, K, u);
+    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
     out[m] = draw;
   } else if (m < M) {
     out[m] = -1;

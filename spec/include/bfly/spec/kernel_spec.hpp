@@ -176,11 +176,11 @@ bool screens_weights(const KernelSpec& spec);
 bool loads_row_by_slots(const KernelSpec& spec);
 inline constexpr int kSlotRowsMaxBlocks = 8;
 
-// Whether pass 2 of the plain sample kernel (weights, one draw; rows of at least 2 blocks, not odd K over pairs) keeps
-// the tile of the blocks its lanes chose in shared memory as loaded (a staged kernel in pass 1's ring, free once pass
-// 1 ends): the drawn column's weights are then read from there instead of loaded again from the row after the search,
-// one dependent trip to memory fewer (two over pairs, whose first weight picks within the pair; docs/DESIGN.md
-// section 5).
+// Whether pass 2 of the plain sample kernel over 16-bit pairs (rows of at least 3 blocks not loaded whole, not odd K)
+// keeps the tile of the blocks its lanes chose in shared memory as loaded (a staged kernel in pass 1's ring, free once
+// pass 1 ends): the drawn pair's weights are then read from there instead of loaded again from the row after the
+// search, two dependent trips to memory fewer (the first weight picks within the pair, the drawn one is checked for
+// zero; docs/DESIGN.md section 13).
 bool stashes_chosen_tile(const KernelSpec& spec);
 
 // "W=32 K=1024 R=8 type=f32 variant=addsub operation=sample", then " input=logits draws=with_replacement" for a
