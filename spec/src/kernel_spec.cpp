@@ -332,9 +332,10 @@ namespace {
 // into registers keeps to. For 16-bit pairs only, whose first weight picks within the drawn pair: two dependent trips
 // to memory fewer. On the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-stash-*-sampling.csv, 83a9c70
 // against 5623159, which kept the tiles for every staged kernel and for pairs of 3 blocks or more) they gained for
-// staged pairs (bf16 K = 256 0.89 -> 0.93, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84, 8192 0.84 -> 0.90) and for pairs
-// loaded into registers by row slots (K = 150 and 200: +0.06 and +0.08); they lost for whole rows (K = 128: 0.92 ->
-// 0.90) and were within 0.01 either way for f32 and f64, which save one trip only and go without.
+// staged pairs (bf16 K = 256 0.89 -> 0.92, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84, 8192 0.84 -> 0.90) and for pairs
+// loaded into registers by row slots (K = 130, 140 and 200: +0.05 to +0.08, -stash-whole-rows-*); rows loaded whole
+// went either way (K = 100 +0.03, 102 and 110 -0.00 to -0.03, 128 -0.02) and go without, and f32 and f64, which save
+// one trip only, moved within 0.02 either way and go without too.
 bool stash_eligible(const KernelSpec& spec) {
   return plain_sample(spec) && is_narrow(spec.type) && spec.weights_per_column() == 2 && !spec.pairs_by_phase() &&
          spec.blocks() >= 3 && !loads_whole_row(spec);
