@@ -17,6 +17,18 @@ namespace {
 
 using namespace bfly::gen;
 
+// A spec of the row kernels' tests at W = 16, validated.
+KernelSpec w16_spec(int K, ElementType type, Operation operation = Operation::sample, int R = 8) {
+  KernelSpec s;
+  s.K = K;
+  s.W = 16;
+  s.R = R;
+  s.type = type;
+  s.operation = operation;
+  s.validate();
+  return s;
+}
+
 std::string validation_message(const KernelSpec& spec) {
   try {
     spec.validate();
@@ -132,42 +144,32 @@ TEST(KernelSpec, CatalogIsValidAndDuplicateFree) {
 // occupancy; longer rows, f64 rows of more than two blocks, the forms and the LDA z-steps keep two blocks in flight
 // and no hint.
 TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
-  const auto spec = [](int K, ElementType type, Operation operation = Operation::sample) {
-    KernelSpec s;
-    s.K = K;
-    s.W = 16;
-    s.R = 8;
-    s.type = type;
-    s.operation = operation;
-    s.validate();
-    return s;
-  };
-  EXPECT_EQ(launch_geometry(spec(64, ElementType::f32)).blocks_in_flight, 4);
-  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f32)), 6);
-  EXPECT_EQ(launch_geometry(spec(71, ElementType::bf16)).blocks_in_flight, 4);
-  EXPECT_EQ(min_ctas_per_sm(spec(48, ElementType::f16)), 6);
-  EXPECT_EQ(launch_geometry(spec(48, ElementType::f16)).blocks_in_flight, 3);
-  EXPECT_EQ(launch_geometry(spec(32, ElementType::f64)).blocks_in_flight, 2);
-  EXPECT_EQ(min_ctas_per_sm(spec(16, ElementType::f64)), 4);
+  EXPECT_EQ(launch_geometry(w16_spec(64, ElementType::f32)).blocks_in_flight, 4);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f32)), 6);
+  EXPECT_EQ(launch_geometry(w16_spec(71, ElementType::bf16)).blocks_in_flight, 4);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(48, ElementType::f16)), 6);
+  EXPECT_EQ(launch_geometry(w16_spec(48, ElementType::f16)).blocks_in_flight, 3);
+  EXPECT_EQ(launch_geometry(w16_spec(32, ElementType::f64)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(16, ElementType::f64)), 4);
   // Over 256 bytes or over four blocks: the general rule.
-  EXPECT_EQ(launch_geometry(spec(64, ElementType::f64)).blocks_in_flight, 2);
-  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f64)), 0);
-  EXPECT_EQ(launch_geometry(spec(128, ElementType::f32)).blocks_in_flight, 2);
-  EXPECT_EQ(min_ctas_per_sm(spec(128, ElementType::f32)), 0);
-  EXPECT_EQ(launch_geometry(spec(1024, ElementType::f32)).blocks_in_flight, 2);
-  EXPECT_EQ(min_ctas_per_sm(spec(1024, ElementType::f32)), 0);
+  EXPECT_EQ(launch_geometry(w16_spec(64, ElementType::f64)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f64)), 0);
+  EXPECT_EQ(launch_geometry(w16_spec(128, ElementType::f32)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(128, ElementType::f32)), 0);
+  EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::f32)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::f32)), 0);
   // Longer rows of 16-bit weights: 7 CTAs per SM.
-  EXPECT_EQ(min_ctas_per_sm(spec(1024, ElementType::bf16)), 7);
-  EXPECT_EQ(min_ctas_per_sm(spec(256, ElementType::f16)), 7);
-  EXPECT_EQ(launch_geometry(spec(1024, ElementType::bf16)).blocks_in_flight, 2);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::bf16)), 7);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(256, ElementType::f16)), 7);
+  EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::bf16)).blocks_in_flight, 2);
   // Not the plain sample kernel.
-  EXPECT_EQ(min_ctas_per_sm(spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
-  EXPECT_EQ(launch_geometry(spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);
-  KernelSpec draws = spec(64, ElementType::f32);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
+  EXPECT_EQ(launch_geometry(w16_spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);
+  KernelSpec draws = w16_spec(64, ElementType::f32);
   draws.draws = Draws::with_replacement;
   EXPECT_EQ(min_ctas_per_sm(draws), 0);
   // Logits, one draw or several with replacement: 6 CTAs per SM; without replacement none (it would spill).
-  KernelSpec logits = spec(1024, ElementType::bf16);
+  KernelSpec logits = w16_spec(1024, ElementType::bf16);
   logits.input = InputKind::logits;
   EXPECT_EQ(min_ctas_per_sm(logits), 6);
   logits.draws = Draws::with_replacement;
@@ -303,69 +305,59 @@ TEST(NarrowTypes, HostConversionsAndTheTableRows) {
 // everything else keeps the register loads. Rows that packed tightly would not start on 16 bytes, or whose block 0 is
 // not on the first column of a 16-byte copy, are staged anywhere (memory's own 16 bytes a copy).
 TEST(KernelSpec, StagedPassOneRule) {
-  const auto spec = [](int K, ElementType type, int R = 8, Operation operation = Operation::sample) {
-    KernelSpec s;
-    s.K = K;
-    s.W = 16;
-    s.R = R;
-    s.type = type;
-    s.operation = operation;
-    s.validate();
-    return s;
-  };
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32)), 8);                // 32 lines of blocks: the deep ring
-  EXPECT_EQ(pass1_stages(spec(512, ElementType::f32)), 8);                 // 16 lines
-  EXPECT_EQ(pass1_stages(spec(496, ElementType::f32)), 4);                 // 15.5 lines
-  EXPECT_EQ(pass1_stages(spec(144, ElementType::f32)), 4);                 // 9 blocks
-  EXPECT_EQ(pass1_stages(spec(128, ElementType::f32)), 0);                 // 8 blocks
-  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32)), 8);                // remnant of 8 columns searched linearly
-  EXPECT_EQ(pass1_stages(spec(1000, ElementType::f32, 7)), 8);             // ... or padded by 8
-  EXPECT_FALSE(stages_rows_anywhere(spec(1000, ElementType::f32)));       // rows of 4000 bytes, block 0 at column 8
-  EXPECT_FALSE(stages_rows_anywhere(spec(1000, ElementType::f32, 7)));    // ... or at column -8
-  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f32)), 8);                // padded by 7 columns ...
-  EXPECT_TRUE(stages_rows_anywhere(spec(1001, ElementType::f32)));        // ... and rows of 4004 bytes: anywhere
-  EXPECT_EQ(pass1_stages(spec(1007, ElementType::f32, 0)), 8);             // padded by 1 column
-  EXPECT_TRUE(stages_rows_anywhere(spec(1007, ElementType::f32, 0)));
-  EXPECT_TRUE(stages_rows_anywhere(spec(1002, ElementType::f32)));        // rows of 4008 bytes
-  EXPECT_FALSE(stages_rows_anywhere(spec(128, ElementType::f32)));        // not staged at all
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
-  EXPECT_EQ(pass1_stages(spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
-  EXPECT_EQ(pass1_stages(spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...
-  EXPECT_TRUE(stages_rows_anywhere(spec(1001, ElementType::f64)));        // ... anywhere
-  EXPECT_EQ(pass1_stages(spec(1002, ElementType::f64, 7)), 8);             // padded by 6
-  EXPECT_FALSE(stages_rows_anywhere(spec(1002, ElementType::f64, 7)));
-  KernelSpec wide = spec(1024, ElementType::f64);
+  EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f32)), 8);                // 32 lines of blocks: the deep ring
+  EXPECT_EQ(pass1_stages(w16_spec(512, ElementType::f32)), 8);                 // 16 lines
+  EXPECT_EQ(pass1_stages(w16_spec(496, ElementType::f32)), 4);                 // 15.5 lines
+  EXPECT_EQ(pass1_stages(w16_spec(144, ElementType::f32)), 4);                 // 9 blocks
+  EXPECT_EQ(pass1_stages(w16_spec(128, ElementType::f32)), 0);                 // 8 blocks
+  EXPECT_EQ(pass1_stages(w16_spec(1000, ElementType::f32)), 8);                // remnant of 8 columns searched linearly
+  EXPECT_EQ(pass1_stages(w16_spec(1000, ElementType::f32, Operation::sample, 7)), 8);             // ... or padded by 8
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(1000, ElementType::f32)));       // rows of 4000 bytes, block 0 at column 8
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(1000, ElementType::f32, Operation::sample, 7)));    // ... or at column -8
+  EXPECT_EQ(pass1_stages(w16_spec(1001, ElementType::f32)), 8);                // padded by 7 columns ...
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1001, ElementType::f32)));        // ... and rows of 4004 bytes: anywhere
+  EXPECT_EQ(pass1_stages(w16_spec(1007, ElementType::f32, Operation::sample, 0)), 8);             // padded by 1 column
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1007, ElementType::f32, Operation::sample, 0)));
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1002, ElementType::f32)));        // rows of 4008 bytes
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(128, ElementType::f32)));        // not staged at all
+  EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
+  EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
+  EXPECT_EQ(pass1_stages(w16_spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1001, ElementType::f64)));        // ... anywhere
+  EXPECT_EQ(pass1_stages(w16_spec(1002, ElementType::f64, Operation::sample, 7)), 8);             // padded by 6
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(1002, ElementType::f64, Operation::sample, 7)));
+  KernelSpec wide = w16_spec(1024, ElementType::f64);
   wide.W = 32;  // a block of W 8-byte columns is wider than a line
   EXPECT_EQ(pass1_stages(wide), 0);
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::bf16)), 0);               // 2-byte columns
-  EXPECT_EQ(pass1_stages(spec(256, ElementType::bf16, 8, Operation::sample_pairs)), 4);  // 8 blocks of pairs
-  EXPECT_EQ(pass1_stages(spec(200, ElementType::bf16, 8, Operation::sample_pairs)), 0);  // 6 blocks of pairs
-  EXPECT_EQ(pass1_stages(spec(2048, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // 1024 columns of pairs
-  EXPECT_EQ(pass1_stages(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // the same at odd K
-  EXPECT_EQ(pass1_stages(spec(2001, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // block 0 off a copy: odd K
-  EXPECT_TRUE(stages_rows_anywhere(spec(2001, ElementType::bf16, 8, Operation::sample_pairs)));
-  EXPECT_TRUE(stages_rows_anywhere(spec(2047, ElementType::bf16, 8, Operation::sample_pairs)));  // every odd K
-  EXPECT_EQ(pass1_stages(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)), 8);  // even K off a copy too
-  EXPECT_TRUE(stages_rows_anywhere(spec(2002, ElementType::bf16, 8, Operation::sample_pairs)));
-  EXPECT_FALSE(stages_rows_anywhere(spec(2048, ElementType::bf16, 8, Operation::sample_pairs)));
-  EXPECT_EQ(pass1_stages(spec(1024, ElementType::f32, 8, Operation::lda_z_doc)), 0);
-  KernelSpec logits = spec(1024, ElementType::f32);
+  EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::bf16)), 0);               // 2-byte columns
+  EXPECT_EQ(pass1_stages(w16_spec(256, ElementType::bf16, Operation::sample_pairs)), 4);  // 8 blocks of pairs
+  EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 0);  // 6 blocks of pairs
+  EXPECT_EQ(pass1_stages(w16_spec(2048, ElementType::bf16, Operation::sample_pairs)), 8);  // 1024 columns of pairs
+  EXPECT_EQ(pass1_stages(w16_spec(2047, ElementType::bf16, Operation::sample_pairs)), 8);  // the same at odd K
+  EXPECT_EQ(pass1_stages(w16_spec(2001, ElementType::bf16, Operation::sample_pairs)), 8);  // block 0 off a copy: odd K
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(2001, ElementType::bf16, Operation::sample_pairs)));
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(2047, ElementType::bf16, Operation::sample_pairs)));  // every odd K
+  EXPECT_EQ(pass1_stages(w16_spec(2002, ElementType::bf16, Operation::sample_pairs)), 8);  // even K off a copy too
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(2002, ElementType::bf16, Operation::sample_pairs)));
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(2048, ElementType::bf16, Operation::sample_pairs)));
+  EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f32, Operation::lda_z_doc)), 0);
+  KernelSpec logits = w16_spec(1024, ElementType::f32);
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_EQ(pass1_stages(logits), 0);
   // A staged kernel in the deep ring: one-warp CTAs, 64 running totals at most, a step of 128 bytes of each row.
-  const LaunchGeometry g = launch_geometry(spec(2048, ElementType::f32));
+  const LaunchGeometry g = launch_geometry(w16_spec(2048, ElementType::f32));
   EXPECT_EQ(g.threads_per_cta, 32);
   EXPECT_EQ(g.chunks, 64);
   EXPECT_EQ(g.chunk_blocks, 2);
   EXPECT_EQ(g.blocks_in_flight, 2);
   EXPECT_EQ(g.static_shared_bytes, 8 * 32 * 128 + 64 * 32 * 4);
-  EXPECT_EQ(min_ctas_per_sm(spec(2048, ElementType::f32)), 0);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(2048, ElementType::f32)), 0);
   // In the shallow ring: two-warp CTAs; f64 keeps 32 running totals beside it, one block a line.
-  const LaunchGeometry shallow = launch_geometry(spec(256, ElementType::f32));
+  const LaunchGeometry shallow = launch_geometry(w16_spec(256, ElementType::f32));
   EXPECT_EQ(shallow.threads_per_cta, 64);
   EXPECT_EQ(shallow.static_shared_bytes, 4 * 64 * 128 + 16 * 64 * 4);
-  const LaunchGeometry f64 = launch_geometry(spec(200, ElementType::f64));
+  const LaunchGeometry f64 = launch_geometry(w16_spec(200, ElementType::f64));
   EXPECT_EQ(f64.threads_per_cta, 64);
   EXPECT_EQ(f64.blocks_in_flight, 1);
   EXPECT_EQ(f64.static_shared_bytes, 4 * 64 * 128 + 12 * 64 * 8);
@@ -375,39 +367,29 @@ TEST(KernelSpec, StagedPassOneRule) {
 // no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own). Not rows of
 // pairs loaded whole, odd K over pairs, f32 or f64, or the other forms.
 TEST(KernelSpec, ChosenTileStashRule) {
-  const auto spec = [](int K, ElementType type, Operation operation = Operation::sample) {
-    KernelSpec s;
-    s.K = K;
-    s.W = 16;
-    s.R = 8;
-    s.type = type;
-    s.operation = operation;
-    s.validate();
-    return s;
-  };
-  EXPECT_TRUE(stashes_chosen_tile(spec(1024, ElementType::bf16, Operation::sample_pairs)));   // staged
-  EXPECT_TRUE(stashes_chosen_tile(spec(1002, ElementType::f16, Operation::sample_pairs)));    // staged anywhere
-  EXPECT_TRUE(stashes_chosen_tile(spec(200, ElementType::bf16, Operation::sample_pairs)));    // 6 blocks, row slots
-  EXPECT_TRUE(stashes_chosen_tile(spec(150, ElementType::f16, Operation::sample_pairs)));     // 4 blocks, row slots
-  EXPECT_FALSE(stashes_chosen_tile(spec(128, ElementType::bf16, Operation::sample_pairs)));   // 4 blocks, whole row
-  EXPECT_FALSE(stashes_chosen_tile(spec(100, ElementType::bf16, Operation::sample_pairs)));   // 3 blocks, whole row
-  EXPECT_FALSE(stashes_chosen_tile(spec(2047, ElementType::bf16, Operation::sample_pairs)));  // odd K over pairs
-  EXPECT_FALSE(stashes_chosen_tile(spec(1024, ElementType::f32)));                           // staged f32
-  EXPECT_FALSE(stashes_chosen_tile(spec(1001, ElementType::f64)));
-  EXPECT_FALSE(stashes_chosen_tile(spec(1024, ElementType::bf16)));                          // single 16-bit weights
-  KernelSpec split = spec(32000, ElementType::bf16, Operation::sample_pairs);
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(1024, ElementType::bf16, Operation::sample_pairs)));   // staged
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(1002, ElementType::f16, Operation::sample_pairs)));    // staged anywhere
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(200, ElementType::bf16, Operation::sample_pairs)));    // 6 blocks, row slots
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(150, ElementType::f16, Operation::sample_pairs)));     // 4 blocks, row slots
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(128, ElementType::bf16, Operation::sample_pairs)));   // 4 blocks, whole row
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(100, ElementType::bf16, Operation::sample_pairs)));   // 3 blocks, whole row
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(2047, ElementType::bf16, Operation::sample_pairs)));  // odd K over pairs
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(1024, ElementType::f32)));                           // staged f32
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(1001, ElementType::f64)));
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(1024, ElementType::bf16)));                          // single 16-bit weights
+  KernelSpec split = w16_spec(32000, ElementType::bf16, Operation::sample_pairs);
   split.operation = Operation::sample_split_pairs;
   split.W = 32;
   EXPECT_FALSE(stashes_chosen_tile(split));
-  KernelSpec logits = spec(1024, ElementType::bf16);
+  KernelSpec logits = w16_spec(1024, ElementType::bf16);
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_FALSE(stashes_chosen_tile(logits));
   // Tiles of their own beside the running totals (W x (W + 1) pairs a group, 8 groups); a staged kernel's ring holds
   // them without more shared memory.
-  const KernelSpec pairs = spec(200, ElementType::bf16, Operation::sample_pairs);
+  const KernelSpec pairs = w16_spec(200, ElementType::bf16, Operation::sample_pairs);
   const LaunchGeometry g = launch_geometry(pairs);
   EXPECT_EQ(g.static_shared_bytes, g.chunks * 128 * 4 + 8 * 16 * 17 * 4);
-  EXPECT_EQ(launch_geometry(spec(4096, ElementType::bf16, Operation::sample_pairs)).static_shared_bytes,
+  EXPECT_EQ(launch_geometry(w16_spec(4096, ElementType::bf16, Operation::sample_pairs)).static_shared_bytes,
             8 * 32 * 128 + 64 * 32 * 4);
 }

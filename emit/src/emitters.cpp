@@ -230,10 +230,10 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     odd_pairs_load_chosen_blocks(spec, w);
     return;
   }
-  const bool stash = stashes_chosen_tile(spec);
+  const bool stash = stashes_chosen_tile(spec);  // 16-bit pairs only
   if (stash) {
-    w.line("// Row k's weights are also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its");
-    w.line("// drawn column's weights at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).");
+    w.line("// Row k's pair is also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its drawn");
+    w.line("// pair at stash[k * (W + 1) + column] after the search (a pitch of W + 1: fewer bank conflicts).");
   }
   {
     auto body = w.scope(
@@ -251,9 +251,9 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
                padded ? " const int c = FIRST_BLOCK_COLUMN + b * W + r;" : "");
         const std::string in_tile = fmt::format("{0} < rows_left && b < BLOCKS{1}", k, padded ? " && c >= 0" : "");
         if (stash) {
-          w.line("  const Column x = {} ? {} : Column{{}}; stash[{} * (W + 1) + r] = x; a[{}] = {}; }}{}", in_tile,
-                 pairs ? fmt::format("bfly::load_pair({})", element) : fmt::format("*({})", element), k, k,
-                 pairs ? "bfly::pair_sum(x)" : widened(spec, "x"), k + 1 < spec.W ? " row += ld;" : "");
+          w.line("  const Column x = {} ? bfly::load_pair({}) : Column{{}}; stash[{} * (W + 1) + r] = x; "
+                 "a[{}] = bfly::pair_sum(x); }}{}",
+                 in_tile, element, k, k, k + 1 < spec.W ? " row += ld;" : "");
           continue;
         }
         w.line("  a[{0}] = {1} ? {2} : {3}(0); }}{4}", k, in_tile,
@@ -1179,8 +1179,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   };
   if (pairs) w.line("{0} pair_low = {0}(0);  // the running total before the column (pair) found", S);
-  const bool stash = stashes_chosen_tile(spec);
-  if (stash) w.line("Column chosen{{}};  // the drawn column's weight{} as loaded", pairs ? "s" : "");
+  const bool stash = stashes_chosen_tile(spec);  // 16-bit pairs only
+  if (stash) w.line("Column chosen{};  // the drawn pair as loaded");
   if (spec.blocks() == 0) {
     w.line("// {} <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).",
            pairs ? "COLUMNS" : "K");
@@ -1203,7 +1203,7 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
       auto guard = w.scope("if (valid && target < remnant_total)");
       linear_search();
-      if (stash) w.line("chosen = {};  // the drawn column, loaded again", pairs ? "bfly::load_pair(my_row + 2 * draw)" : "my_row[draw]");
+      if (stash) w.line("chosen = bfly::load_pair(my_row + 2 * draw);  // the drawn pair, loaded again");
     }
   }
   if (odd_row_pairs(spec)) {
@@ -1283,7 +1283,7 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     if (stash) {
       w.line("const int column = search_block(a, r, target, low, high);");
       w.line("draw = FIRST_BLOCK_COLUMN + block * W + column;");
-      w.line("chosen = stash[r * (W + 1) + column];  // the drawn column's weight{} as loaded", low_out ? "s" : "");
+      w.line("chosen = stash[r * (W + 1) + column];  // the drawn pair as loaded");
     } else {
       w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
     }

@@ -80,11 +80,9 @@ Source generate(const KernelSpec& spec) {
   if (spec.operation == Operation::sample || spec.operation == Operation::sample_pairs) {
     values["S"] = std::string(emit::sum_type(spec));
     values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
-    // A kernel that stashes its chosen tile has the drawn column's weights in `chosen` (a pair: the drawn one).
+    // A kernel that keeps its chosen tile (16-bit pairs) has the drawn pair in `chosen`: the drawn weight of it.
     if (stashes_chosen_tile(spec))
-      values["drawn_weight"] = spec.weights_per_column() == 2
-                                   ? "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))"
-                                   : emit::widened(spec, "chosen");
+      values["drawn_weight"] = "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
     // Over pairs at odd K the pick can land one past the row (a weight outside it): not read, drawn again.
     if (emit::odd_row_pairs(spec))
       values["drawn_weight"] = fmt::format("(draw < K ? {} : {}(0))", values["drawn_weight"], emit::sum_type(spec));

@@ -117,20 +117,6 @@ template <> struct Limits<double> {
 template <typename T>
 __device__ __forceinline__ bool valid_weight(T x) { return x >= T(0) && x <= Limits<T>::max(); }
 
-// A pair's table entry: the sum of its two weights in the accumulator. Whether they are usable is pass 1's screen's
-// question (screen_pair), not this sum's.
-template <typename T>
-__device__ __forceinline__ auto pair_sum(WeightPair<T> pair) {
-  return widen(pair.first) + widen(pair.second);
-}
-__device__ __forceinline__ float pair_sum(WeightPair<bf16_bits> pair) {
-  return __uint_as_float(pair.bits << 16) + __uint_as_float(pair.bits & 0xffff0000u);
-}
-__device__ __forceinline__ float pair_sum(WeightPair<half_bits> pair) {
-  return widen(half_bits{static_cast<unsigned short>(pair.bits & 0xffffu)}) +
-         widen(half_bits{static_cast<unsigned short>(pair.bits >> 16)});
-}
-
 // The two weights of a pair, each in the accumulator: the first picks within a drawn pair, and the drawn one is
 // checked for zero.
 template <typename T>
@@ -146,6 +132,13 @@ __device__ __forceinline__ float pair_first(WeightPair<half_bits> pair) {
 }
 __device__ __forceinline__ float pair_second(WeightPair<half_bits> pair) {
   return widen(half_bits{static_cast<unsigned short>(pair.bits >> 16)});
+}
+
+// A pair's table entry: the sum of its two weights in the accumulator. Whether they are usable is pass 1's screen's
+// question (screen_pair), not this sum's.
+template <typename T>
+__device__ __forceinline__ auto pair_sum(WeightPair<T> pair) {
+  return pair_first(pair) + pair_second(pair);
 }
 
 // Pass 1's screen of the weights (docs/DESIGN.md section 6). Rather than test every weight it loads, a lane keeps
