@@ -320,6 +320,18 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(1007, ElementType::f32, Operation::sample, 0)));
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(1002, ElementType::f32)));        // rows of 4008 bytes
   EXPECT_FALSE(stages_rows_anywhere(w16_spec(128, ElementType::f32)));        // not staged at all
+  // Odd K stages shorter rows of single f32 (from 6 blocks) and f64 weights (from 5 whole blocks), anywhere.
+  EXPECT_EQ(pass1_stages(w16_spec(127, ElementType::f32)), 4);                 // 8 blocks, a remnant of 15 padded
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(127, ElementType::f32)));
+  EXPECT_FALSE(loads_row_by_slots(w16_spec(127, ElementType::f32)));
+  EXPECT_EQ(pass1_stages(w16_spec(89, ElementType::f32)), 4);                  // 6 blocks, a remnant of 9 padded
+  EXPECT_EQ(pass1_stages(w16_spec(87, ElementType::f32)), 0);                  // 5 blocks, a remnant of 7 searched
+  EXPECT_TRUE(loads_row_by_slots(w16_spec(87, ElementType::f32)));
+  EXPECT_EQ(pass1_stages(w16_spec(126, ElementType::f32)), 0);                 // even K: 8 blocks are not enough
+  EXPECT_EQ(pass1_stages(w16_spec(81, ElementType::f64)), 4);                  // 5 whole blocks
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(81, ElementType::f64)));
+  EXPECT_EQ(pass1_stages(w16_spec(79, ElementType::f64)), 0);                  // 4 whole blocks and one padded
+  EXPECT_EQ(pass1_stages(w16_spec(127, ElementType::bf16, Operation::sample_pairs)), 0);  // pairs: from 8 blocks
   EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
   EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
   EXPECT_EQ(pass1_stages(w16_spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...

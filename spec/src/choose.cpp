@@ -61,14 +61,13 @@ constexpr int kF32SplitFewRowsFromK = 3300;
 // paired by their phase) read 0.52-0.83 from K = 17 to 3001 against 0.18-0.57 over single weights
 // (-2026-11-27-odd-row-pairs-*.csv). Pairs with an odd number of blocks after the first four (K = 1000 and 1002 with
 // their remnant searched linearly, 31 blocks; K = 1500, 47) read 0.33-0.43, so the remnant is padded or searched
-// linearly, whichever leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58), and a row with an odd
-// number anyway keeps the row kernel. A row loaded whole (at most kWholeRowBlocks blocks with its remnant searched
-// linearly) keeps it searched linearly: padding it lost there (-2026-11-27-odd-row-pairs-remnant-sampling.csv: bf16
-// K = 33, 34 and 100 read 0.41, 0.34 and 0.75 padded against 0.83, 0.92 and 0.84, K = 99 and 101 0.78 and 0.77
-// against 0.76 and 0.75). Rows of odd K that take the staged loads do not lose to an odd number of blocks: there the
-// remnant stays searched linearly and the row keeps its pairs (-2026-11-27-odd-row-pairs-staged-sampling.csv: bf16
-// K = 999, 1001 and 1499 read 0.853, 0.847 and 0.817 so against 0.814, 0.810 and 0.809 padded). R forced by the
-// caller is kept as it is.
+// linearly, whichever leaves an even number of blocks (K = 1000 padded: 0.62 against 0.58). A row loaded whole (at most
+// kWholeRowBlocks blocks with its remnant searched linearly) keeps it searched linearly: padding it lost there
+// (-2026-11-27-odd-row-pairs-remnant-sampling.csv: bf16 K = 33, 34 and 100 read 0.41, 0.34 and 0.75 padded against
+// 0.83, 0.92 and 0.84, K = 99 and 101 0.78 and 0.77 against 0.76 and 0.75). Rows of odd K that take the staged loads do
+// not lose to an odd number of blocks: there the remnant stays searched linearly and the row keeps its pairs
+// (-2026-11-27-odd-row-pairs-staged-sampling.csv: bf16 K = 999, 1001 and 1499 read 0.853, 0.847 and 0.817 so against
+// 0.814, 0.810 and 0.809 padded). R forced by the caller is kept as it is.
 KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   KernelSpec pairs = row;
   pairs.operation = Operation::sample_pairs;
@@ -83,13 +82,14 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
       pairs.R = std::min(pairs.R, pairs.remnant() - 1);
   }
   pairs.validate();
-  // Odd K keeps its pairs whatever its blocks: single 16-bit weights at odd K read 0.21-0.30 from K = 101 to 255
-  // (-2026-11-27-odd-row-pairs-single-sampling.csv). So does every staged row (staged anywhere, or with an odd number
-  // of blocks that no remnant can make even, K a multiple of 32: bf16 K = 4000, 125 blocks, read 0.141 over single
-  // weights, -2026-11-27-anywhere-split-threshold-sampling.csv).
-  return pairs.blocks() % 2 == 0 || pairs.blocks() <= kWholeRowBlocks || pairs.K % 2 != 0 || pass1_stages(pairs) > 0
-             ? pairs
-             : row;
+  // Every row keeps its pairs, whatever its blocks. Odd K: single 16-bit weights at odd K read 0.21-0.30 from K = 101
+  // to 255 (-2026-11-27-odd-row-pairs-single-sampling.csv). Staged rows (staged anywhere, or with an odd number of
+  // blocks that no remnant can make even, K a multiple of 32): bf16 K = 4000, 125 blocks, read 0.141 over single
+  // weights (-2026-11-27-anywhere-split-threshold-sampling.csv). Rows of 5 and 7 blocks with no remnant (K = 160 and
+  // 224), which load through the row slots: bf16 0.827 and 0.806 over pairs against 0.274 and 0.279 over single
+  // weights, f16 0.675 and 0.807 (-2026-11-27-odd-short-rows-pairs-160-224-sampling.csv). The odd numbers of blocks
+  // that lost were those of rows built block by block, which no row kernel over pairs takes any more.
+  return pairs;
 }
 
 // The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16

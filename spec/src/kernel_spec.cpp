@@ -108,14 +108,33 @@ bool loads_whole_row(const KernelSpec& spec) {
 // blocks) on; bf16 pairs gained from K = 256 (8 blocks) on and lost at K = 200 (6 blocks); staging from 2 blocks on
 // lost again with the lighter loop of 2026-11-27 (f32 K = 32 0.93 -> 0.73, 64 0.93 -> 0.89, 100 0.88 -> 0.85;
 // -2026-11-27-variants-f32.csv, build e3).
+// Single f32 and f64 weights at odd K stage from fewer blocks: f32 from 6 blocks (its remnant padded or not), f64 from
+// 5 whole blocks (K >= 5 W). Rows packed tightly then start on every 4-byte (8-byte) place, and the register loads'
+// blocks share their edge sectors with the next step's and the next row's, which L2 had let go by then: ncu on the H100
+// counted 1.32 GB read from DRAM for the 1.07 GB of f32 K = 127 (1.07 GB at K = 128). The staged loads read each line
+// once, whole. At 1 GiB on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-odd-short-rows-*.csv) that took f32
+// K = 93-135 of odd K from 0.62-0.79 of the read ceiling to 0.78-0.88 (K = 97: 0.79 either way) and f64 K = 81-129
+// from 0.77-0.87 to 0.86-0.93, while shorter rows lost (f32 K = 81-87, 5 blocks: -0.01 to -0.03; f64 K = 73-79,
+// 4 whole blocks and one padded: up to -0.02; f64 K = 33-69: up to -0.27), as did f32 rows of even K off 16 bytes
+// (K = 90-134: -0.07 to +0.04).
+constexpr int kStagedFromBlocks = 9;
+constexpr int kStagedPairsFromBlocks = 8;
+constexpr int kStagedOddF32FromBlocks = 6;
+constexpr int kStagedOddF64FromWholeBlocks = 5;
 constexpr int kStagePieceBytes = 16;  // one cp.async copy
 int column_bytes(const KernelSpec& spec) { return spec.weights_per_column() * size_of(spec.type); }
+bool long_enough_to_stage(const KernelSpec& spec) {
+  if (spec.operation == Operation::sample_pairs) return spec.blocks() >= kStagedPairsFromBlocks;
+  if (spec.K % 2 != 0 && spec.type == ElementType::f32 && spec.blocks() >= kStagedOddF32FromBlocks) return true;
+  if (spec.K % 2 != 0 && spec.type == ElementType::f64 && spec.K / spec.W >= kStagedOddF64FromWholeBlocks) return true;
+  return spec.blocks() >= kStagedFromBlocks;
+}
 // Block 0 may start anywhere in a copy: where it does not start on one, or rows packed tightly do not start on 16
 // bytes, the copies are memory's own 16 bytes (stages_rows_anywhere, docs/DESIGN.md section 14).
 bool stages_blocks(const KernelSpec& spec) {
   const int bytes = column_bytes(spec);
-  return plain_sample(spec) && spec.blocks() >= (spec.operation == Operation::sample_pairs ? 8 : 9) &&
-         (bytes == 4 || bytes == 8) && spec.W * bytes <= kStageRowBytes;
+  return plain_sample(spec) && long_enough_to_stage(spec) && (bytes == 4 || bytes == 8) &&
+         spec.W * bytes <= kStageRowBytes;
 }
 // The ring's depth. Rows whose blocks fill at least kDeepRingLines lines take a deep ring of 8 lines in CTAs of one
 // warp (32 KiB of rings), shorter rows a ring of 4 lines in CTAs of two warps (also 32 KiB): on the H100 at 1 GiB,

@@ -35,6 +35,13 @@ std::vector<KernelSpec> draw_test_specs() {
             spec.validate();
             if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
           }
+  // Short rows of odd K staged anywhere at W = 16 (f32 from 6 blocks, f64 from 5 whole ones): a remnant padded, and
+  // one searched linearly.
+  for (const KernelSpec& spec : {KernelSpec{16, 127, 8, ElementType::f32, Variant::addsub, Operation::sample},
+                                 KernelSpec{16, 99, 8, ElementType::f64, Variant::swap, Operation::sample}}) {
+    spec.validate();
+    specs.push_back(spec);
+  }
   return specs;
 }
 

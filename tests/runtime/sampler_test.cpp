@@ -132,8 +132,8 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(5, gen::ElementType::f32, rows).R, 3) << "R clamped to W - 1";
 
   // 16-bit weights take sample_pairs (odd K too), with the remnant padded or searched linearly so that the row has
-  // an even number of blocks; a row of even K with an odd number anyway, f32 and f64, and a forced W keep the row
-  // kernel.
+  // an even number of blocks where it can, and over pairs whatever its blocks; f32 and f64, and a forced W keep the
+  // row kernel.
   const gen::KernelSpec pairs_1000 = gen::choose_sample_spec(1000, gen::ElementType::bf16, none);
   EXPECT_EQ(pairs_1000.operation, gen::Operation::sample_pairs);
   EXPECT_EQ(pairs_1000.blocks(), 32) << "500 columns: the remnant of 4 padded to a block";
@@ -142,8 +142,12 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(pairs_1500.blocks(), 46) << "750 columns: the remnant of 14 searched linearly";
   EXPECT_TRUE(pairs_1500.linear_remnant());
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(160, gen::ElementType::bf16, none).operation, gen::Operation::sample)
-      << "80 columns: 5 blocks, no remnant to move";
+  for (int K : {160, 224}) {
+    const gen::KernelSpec odd_blocks = gen::choose_sample_spec(K, gen::ElementType::bf16, none);
+    EXPECT_EQ(odd_blocks.operation, gen::Operation::sample_pairs) << K << ": an odd number of blocks, no remnant";
+    EXPECT_EQ(odd_blocks.blocks() % 2, 1) << K;
+    EXPECT_TRUE(gen::loads_row_by_slots(odd_blocks)) << K;
+  }
   EXPECT_EQ(gen::choose_sample_spec(96, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
       << "3 blocks, loaded whole";
   // A row loaded whole keeps its remnant searched linearly, whatever the parity of its blocks.

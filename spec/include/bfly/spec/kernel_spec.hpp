@@ -145,7 +145,8 @@ inline constexpr int kWholeRowBlocks = 4;
 inline constexpr int kRegisterBlocksInFlight = 2;
 
 // Pass 1 of the plain sample kernel (weights, one draw; sample or sample_pairs) over columns of 4 bytes (f32
-// weights, or pairs of f16/bf16) and rows of at least 9 blocks (8 for pairs) copies the kStageRowBytes-byte lines
+// weights, or pairs of f16/bf16) and rows of at least 9 blocks (8 for pairs; f32 and f64 at odd K from 6 and 5
+// blocks, whose rows start off 8 and 16 bytes) copies the kStageRowBytes-byte lines
 // that hold its rows' blocks into a ring of STAGES lines per row in shared memory ahead of their use (cp.async), so
 // that loads stay in flight while the group builds its tables and cost no registers (docs/DESIGN.md section 14).
 // Returns STAGES, or 0 for a kernel that loads into registers only. The staged kernel keeps the register loads for
@@ -169,10 +170,10 @@ bool tight_rows_off_16_bytes(int K, ElementType type);
 bool screens_weights(const KernelSpec& spec);
 
 // Whether pass 1 of the plain sample kernel (weights, one draw) loads its registers through per-lane row pointers
-// worked out once, in the order of its block totals (docs/DESIGN.md section 14): rows of 2 to kSlotRowsMaxBlocks
-// blocks of 4-byte columns (f32, 16-bit pairs) that are not staged. A row of one block keeps the table that pass 2
-// searches; longer rows, 8-byte columns and the register loads of a staged kernel load block by block as the paper
-// does.
+// worked out once, in the order of its block totals (docs/DESIGN.md section 14): rows of 2 to kSlotRowsMaxBlocks blocks
+// of 4-byte columns (f32, 16-bit pairs) that are not staged (f32 at odd K: 2 to 5 blocks). A row of one block keeps the
+// table that pass 2 searches; longer rows, 8-byte columns and the register loads of a staged kernel load block by block
+// as the paper does.
 bool loads_row_by_slots(const KernelSpec& spec);
 inline constexpr int kSlotRowsMaxBlocks = 8;
 
