@@ -162,6 +162,10 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::bf16)), 7);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(256, ElementType::f16)), 7);
   EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::bf16)).blocks_in_flight, 2);
+  // 16-bit pairs through the row slots: 6.
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 6);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(199, ElementType::f16, Operation::sample_pairs)), 6);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(512, ElementType::bf16, Operation::sample_pairs)), 0);  // staged
   // Not the plain sample kernel.
   EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
   EXPECT_EQ(launch_geometry(w16_spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);
