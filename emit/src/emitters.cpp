@@ -177,7 +177,7 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     w.blank();
   }
   if (loads_row_by_slots(spec) || pass1_stages(spec) > 0) {
-    block_total(spec.W, w);
+    block_total(spec.W, w, permuted_slot_rows(spec));
     w.blank();
   }
   const bool padded = spec.padded();
@@ -362,13 +362,14 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
   const bool pairs = spec.weights_per_column() == 2;
   const std::string S(sum_type(spec));
   const std::string factor = pairs ? "2 * " : "";
-  const int permuted = permuted_rows(spec.W);
+  const int permuted = permuted_slot_rows(spec);
   comment_paragraph(fmt::format(
       "Pass 1's register loads of a short row (Algorithm 5 / Algorithm 8 lines 13-17, transposed access; "
-      "docs/DESIGN.md section 14): slot s of lane r reads row s ^ (r & {}) of the group, block_total's order, "
+      "docs/DESIGN.md section 14): slot s of lane r reads row {} of the group, block_total's order, "
       "through a pointer worked out once at column r of block 0, so that no load needs a guard or more than an "
       "offset. A row past the last reads row 0 of the weights instead: its sums are never used.",
-      permuted - 1), w);
+      permuted > 1 ? fmt::format("s ^ (r & {})", permuted - 1) : std::string("s (each load reads one row a group)")),
+      w);
   const bool odd = odd_row_pairs(spec);
   if (odd)
     comment_paragraph("A row of odd K pairs up from the even address at or before its start (its phase, bit s of "
@@ -385,7 +386,10 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
     w.line("#pragma unroll");
     {
       auto loop = w.scope("for (int s = 0; s < W; ++s)");
-      w.line("const int k = s ^ (r & {});", permuted - 1);
+      if (permuted > 1)
+        w.line("const int k = s ^ (r & {});", permuted - 1);
+      else
+        w.line("const int k = s;");
       if (odd) {
         w.line("const T* const row = k < rows_left ? rows + k * ld : weights;");
         w.line("const int phase = bfly::pair_phase(row);");
@@ -600,9 +604,15 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   }
 }
 
-void block_total(int W, CodeWriter& w) {
-  const int permuted = permuted_rows(W);
-  comment_paragraph(fmt::format(
+void block_total(int W, CodeWriter& w, int permuted) {
+  if (permuted == 1)
+    comment_paragraph(
+        "Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane "
+        "r holds row s of the tile (the row slots, one row a group per load), so at every level a lane keeps the row "
+        "whose bit `bit` is its own and sends the other, as build_table does. The same sums of the same pairs: the "
+        "total is bit for bit build_table's row W - 1 (docs/DESIGN.md section 14).",
+        w);
+  else comment_paragraph(fmt::format(
       "Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r "
       "holds row s ^ (r & {0}) of the tile (the staged loads or the row slots), so in the first levels of the "
       "butterfly every lane keeps slot s and sends slot s + bit, without selects; {1}The same sums of the same pairs: "

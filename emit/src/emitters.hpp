@@ -17,7 +17,7 @@ inline constexpr int kRedraws = 8;
 
 // Rows of a tile whose slots pass 1's staged loads permute by lane (slot s of lane r holds row s ^ (r & 3)), so that
 // block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14). permuted_rows(W): as many, at most W.
-inline constexpr int kPermutedRows = 4;
+inline constexpr int kPermutedRows = kPermutedSlotRows;
 inline int permuted_rows(int W) { return W < kPermutedRows ? W : kPermutedRows; }
 
 // The row kernel over pairs at odd K (sample_pairs, KernelSpec::pairs_by_phase).
@@ -130,8 +130,9 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
 // Pass 1's whole-row register loads in block_total's order (loads_row_by_slots): RowSlots, plan_row_slots and
 // load_row_block.
 void row_slot_functions(const KernelSpec& spec, CodeWriter& w);
-// Pass 1's block totals over the staged loads' permuted slots: `template <typename V> V block_total(V (&a)[W], int r)`.
-void block_total(int W, CodeWriter& w);
+// Pass 1's block totals over the staged loads' or the row slots' permuted slots, slot s of lane r holding row
+// s ^ (r & (permuted - 1)) of the tile: `template <typename V> V block_total(V (&a)[W], int r)`.
+void block_total(int W, CodeWriter& w, int permuted);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);

@@ -11,8 +11,9 @@
 
 namespace bfly::tables {
 
-// Runs the generated table kernel for (W, variant) on the CPU; table[i * W + j] receives row i, lane j, and
-// totals[j] (when not null) lane j's block total as pass 1's block_total forms it from the same weights.
+// Runs the generated table kernel for (W, variant) on the CPU; table[i * W + j] receives row i, lane j, and, when
+// totals is not null (2 W entries), totals[j] lane j's block total as pass 1's block_total forms it from the same
+// weights in the staged loads' order and totals[W + j] the same in row order (gen::permuted_slot_rows 1).
 // Throws bfly::Error for a W other than 4, 8, 16, 32.
 void run_table_kernel(int W, gen::Variant variant, bfly::Sym* table, bfly::Sym* totals = nullptr);
 

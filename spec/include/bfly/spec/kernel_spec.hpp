@@ -177,6 +177,14 @@ bool screens_weights(const KernelSpec& spec);
 bool loads_row_by_slots(const KernelSpec& spec);
 inline constexpr int kSlotRowsMaxBlocks = 8;
 
+// The order of a tile's rows in the slots from which pass 1 forms its block totals (docs/DESIGN.md section 14): slot
+// s of lane r holds row s ^ (r & (P - 1)) of the group, so that block_total's first log2(P) levels need no selects.
+// P = kPermutedSlotRows (at most W), or 1, slot s holding row s, every level with selects, for 16-bit pairs loaded
+// whole (3 or 4 blocks at W = 16) whose rows packed tightly are not whole 128-byte lines: a load of the row slots then
+// reads one row of each group of a warp, not four.
+int permuted_slot_rows(const KernelSpec& spec);
+inline constexpr int kPermutedSlotRows = 4;
+
 // Whether pass 2 of the plain sample kernel over 16-bit pairs (rows of at least 3 blocks not loaded whole, not odd K)
 // keeps the tile of the blocks its lanes chose in shared memory as loaded (a staged kernel in pass 1's ring, free once
 // pass 1 ends): the drawn pair's weights are then read from there instead of loaded again from the row after the
