@@ -379,6 +379,27 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(f64.static_shared_bytes, 4 * 64 * 128 + 12 * 64 * 8);
 }
 
+// Pass 1's slots hold row s ^ (r & 3) (block_total's first two levels without selects), or row s for rows loaded whole
+// at W = 16 that are not whole 128-byte lines: 16-bit pairs of 3-4 blocks, f32 of 2-3 blocks.
+TEST(KernelSpec, SlotsInRowOrderRule) {
+  EXPECT_EQ(permuted_slot_rows(w16_spec(100, ElementType::bf16, Operation::sample_pairs)), 1);   // 3 blocks, 200 bytes
+  EXPECT_EQ(permuted_slot_rows(w16_spec(99, ElementType::f16, Operation::sample_pairs)), 1);     // odd K too
+  EXPECT_EQ(permuted_slot_rows(w16_spec(140, ElementType::bf16, Operation::sample_pairs)), 1);   // 4 blocks
+  EXPECT_EQ(permuted_slot_rows(w16_spec(128, ElementType::bf16, Operation::sample_pairs)), 4);   // whole lines
+  EXPECT_EQ(permuted_slot_rows(w16_spec(64, ElementType::bf16, Operation::sample_pairs)), 4);    // 2 blocks
+  EXPECT_EQ(permuted_slot_rows(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 4);   // not loaded whole
+  EXPECT_EQ(permuted_slot_rows(w16_spec(33, ElementType::f32)), 1);                              // 2 blocks
+  EXPECT_EQ(permuted_slot_rows(w16_spec(56, ElementType::f32)), 1);                              // 3 blocks
+  EXPECT_EQ(permuted_slot_rows(w16_spec(32, ElementType::f32)), 4);                              // whole lines
+  EXPECT_EQ(permuted_slot_rows(w16_spec(64, ElementType::f32)), 4);                              // 4 blocks
+  EXPECT_EQ(permuted_slot_rows(w16_spec(100, ElementType::f32)), 4);                             // not loaded whole
+  EXPECT_EQ(permuted_slot_rows(w16_spec(33, ElementType::f64)), 4);                              // 8-byte columns
+  EXPECT_EQ(permuted_slot_rows(w16_spec(1024, ElementType::f32)), 4);                            // staged
+  KernelSpec w8 = w16_spec(33, ElementType::f32);
+  w8.W = 8;
+  EXPECT_EQ(permuted_slot_rows(w8), 4);  // measured at W = 16 only
+}
+
 // Pass 2 keeps the tile of the chosen blocks as loaded (docs/DESIGN.md section 13): 16-bit pairs, staged (in the ring,
 // no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own). Not rows of
 // pairs loaded whole, odd K over pairs, f32 or f64, or the other forms.

@@ -447,17 +447,26 @@ bool loads_row_by_slots(const KernelSpec& spec) {
          !stages_blocks(spec);
 }
 
-// Rows of pairs loaded whole, in row order: on the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-
-// order-sampling.csv, the same binary but for the order, twice in turn) bf16 K = 96, 99, 100, 101, 112, 127, 130, 140
-// and 150 read 0.03-0.11 more of the read ceiling (K = 99 and 101: 0.754 and 0.748 -> 0.855 and 0.856), f16 the same
-// within 0.03, K = 129 0.02 less; rows of whole lines lost (K = 128: -0.06), as did rows of 2 blocks (K = 63 and 65:
-// -0.02) and rows of more blocks, loaded 2 blocks a step (K = 160-200: -0.01 to -0.32, spilling at K = 176 and 199).
-// f32 went either way (K = 31 and 33 +0.04-0.05, 63-65 -0.01, 81-87 -0.05 to -0.09).
-constexpr int kInRowOrderMinBlocks = 3;
+// Rows loaded whole in row order: on the H100 at 1 GiB, the same binary but for the order, twice in turn
+// (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-order-sampling.csv and -row-slots-order-f32-sampling.csv), bf16
+// K = 96, 99, 100, 101, 112, 127, 130, 140 and 150 (3-4 blocks of pairs) read 0.03-0.11 more of the read ceiling
+// (K = 99 and 101: 0.754 and 0.748 -> 0.855 and 0.856), f16 the same within 0.03, K = 129 0.02 less, and f32 K = 25-56
+// (2-3 blocks) 0.01-0.05 more (K = 33: 0.893 -> 0.935; K = 48, whose rows are 192 bytes, -0.002). Rows of whole lines
+// lost (bf16 K = 128: -0.06), as did 16-bit rows of 2 blocks (K = 63 and 65: -0.02), f32 rows of 4 blocks went either
+// way (K = 60-72: -0.012 to +0.010), and rows of more blocks, loaded 2 blocks a step, lost (bf16 K = 160-200: -0.01
+// to -0.32, spilling at K = 176 and 199; f32 K = 81-87: -0.05 to -0.09).
+struct BlockRange {
+  int least, most;
+};
+constexpr BlockRange kInRowOrderPairs{3, 4};
+constexpr BlockRange kInRowOrderF32{2, 3};
 int permuted_slot_rows(const KernelSpec& spec) {
   const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
-  if (loads_row_by_slots(spec) && loads_whole_row(spec) && spec.weights_per_column() == 2 && is_narrow(spec.type) &&
-      spec.W == 16 && spec.blocks() >= kInRowOrderMinBlocks && row_bytes % kStageRowBytes != 0)
+  const bool pairs = spec.weights_per_column() == 2 && is_narrow(spec.type);
+  const bool f32 = spec.weights_per_column() == 1 && spec.type == ElementType::f32;
+  const BlockRange in_order = pairs ? kInRowOrderPairs : kInRowOrderF32;
+  if ((pairs || f32) && loads_row_by_slots(spec) && loads_whole_row(spec) && spec.W == 16 &&
+      spec.blocks() >= in_order.least && spec.blocks() <= in_order.most && row_bytes % kStageRowBytes != 0)
     return 1;
   return std::min(spec.W, kPermutedSlotRows);
 }

@@ -36,9 +36,10 @@ std::vector<KernelSpec> draw_test_specs() {
             if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
           }
   // Short rows of odd K staged anywhere at W = 16 (f32 from 6 blocks, f64 from 5 whole ones): a remnant padded, and
-  // one searched linearly.
+  // one searched linearly; an f32 row loaded whole with its slots in row order (gen::permuted_slot_rows).
   for (const KernelSpec& spec : {KernelSpec{16, 127, 8, ElementType::f32, Variant::addsub, Operation::sample},
-                                 KernelSpec{16, 99, 8, ElementType::f64, Variant::swap, Operation::sample}}) {
+                                 KernelSpec{16, 99, 8, ElementType::f64, Variant::swap, Operation::sample},
+                                 KernelSpec{16, 45, 8, ElementType::f32, Variant::addsub, Operation::sample}}) {
     spec.validate();
     specs.push_back(spec);
   }

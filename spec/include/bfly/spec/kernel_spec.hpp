@@ -179,9 +179,9 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 
 // The order of a tile's rows in the slots from which pass 1 forms its block totals (docs/DESIGN.md section 14): slot
 // s of lane r holds row s ^ (r & (P - 1)) of the group, so that block_total's first log2(P) levels need no selects.
-// P = kPermutedSlotRows (at most W), or 1, slot s holding row s, every level with selects, for 16-bit pairs loaded
-// whole (3 or 4 blocks at W = 16) whose rows packed tightly are not whole 128-byte lines: a load of the row slots then
-// reads one row of each group of a warp, not four.
+// P = kPermutedSlotRows (at most W), or 1, slot s holding row s, every level with selects, for rows loaded whole at
+// W = 16 (16-bit pairs of 3 or 4 blocks, f32 of 2 or 3) whose rows packed tightly are not whole 128-byte lines: a load
+// of the row slots then reads one row of each group of a warp, not four.
 int permuted_slot_rows(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
 
