@@ -165,7 +165,11 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   // 16-bit pairs through the row slots: 6.
   EXPECT_EQ(min_ctas_per_sm(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 6);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(199, ElementType::f16, Operation::sample_pairs)), 6);
-  EXPECT_EQ(min_ctas_per_sm(w16_spec(512, ElementType::bf16, Operation::sample_pairs)), 0);  // staged
+  // Staged: none, but 16-bit pairs in CTAs of 64 threads (the ring of 4 lines) 6.
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(512, ElementType::bf16, Operation::sample_pairs)), 6);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(258, ElementType::f16, Operation::sample_pairs)), 6);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(2048, ElementType::bf16, Operation::sample_pairs)), 0);  // one-warp CTAs
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(258, ElementType::f32)), 0);
   // Not the plain sample kernel.
   EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f32, Operation::lda_z_doc)), 0);
   EXPECT_EQ(launch_geometry(w16_spec(64, ElementType::f32, Operation::lda_z_doc)).blocks_in_flight, 2);

@@ -473,8 +473,15 @@ int permuted_slot_rows(const KernelSpec& spec) {
 
 int min_ctas_per_sm(const KernelSpec& spec) {
   if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;
-  // Staged pass 1: shared memory bounds the CTAs per SM (4-5 of 64 threads), not registers.
-  if (stages_blocks(spec)) return 0;
+  // Staged pass 1: shared memory bounds the CTAs per SM (5-6 of 34-41 KiB on the H100), not registers, but for 16-bit
+  // pairs in CTAs of 64 threads (the ring of 4 lines), held to 6 CTAs (at most 170 registers): ptxas had given f16
+  // K = 250 and 258 255 registers (bf16 168, the same instructions), 4 CTAs an SM, and they read 0.70 and 0.71 of the
+  // read ceiling against bf16's 0.82 and 0.85. On the H100 at 1 GiB, the same binary but for the cap, twice in turn
+  // (bench/results/h100-80gb-hbm3-2026-11-27-staged-cap-sampling.csv), f16 K = 250, 258, 300, 500 and 511 read 0.832,
+  // 0.838, 0.877, 0.897 and 0.835 (+0.02 to +0.13), bf16 K = 250, 300 and 511 +0.03 (K = 145-255 of rows not staged or
+  // already under 170 registers within 0.002); f32 and f64 spilled under the same cap and lost up to 0.05 (f32 K = 250
+  // and 258, f64 K = 200), so they keep none.
+  if (stages_blocks(spec)) return is_narrow(spec.type) && launch_geometry(spec).threads_per_cta == 64 ? 6 : 0;
   // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
   // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
   // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
