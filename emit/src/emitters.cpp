@@ -945,7 +945,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
-  const int permuted_rows_for_loop = kPermutedRows - 1;  // slot s holds row s ^ (r & 3): staged kernels have W >= 4
+  const int permuted_rows_for_loop = kPermutedSlotRows - 1;  // slot s holds row s ^ (r & 3): staged kernels have W >= 4
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");

@@ -16,9 +16,8 @@ namespace bfly::gen::emit {
 inline constexpr int kRedraws = 8;
 
 // Rows of a tile whose slots pass 1's staged loads permute by lane (slot s of lane r holds row s ^ (r & 3)), so that
-// block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14). permuted_rows(W): as many, at most W.
-inline constexpr int kPermutedRows = kPermutedSlotRows;
-inline int permuted_rows(int W) { return W < kPermutedRows ? W : kPermutedRows; }
+// block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14): gen::permuted_rows(W), as many as
+// gen::kPermutedSlotRows, at most W.
 
 // The row kernel over pairs at odd K (sample_pairs, KernelSpec::pairs_by_phase).
 inline bool odd_row_pairs(const KernelSpec& spec) {

@@ -184,7 +184,7 @@ std::string generate_table_kernel(int W, Variant variant, std::string* kernel_na
     w.line("constexpr unsigned int FULL = 0xffffffffu;");
     emit::build_table(W, variant, w);
     w.blank();
-    emit::block_total(W, w, emit::permuted_rows(W));
+    emit::block_total(W, w, permuted_rows(W));
     w.blank();
     auto in_order = w.scope("namespace in_row_order", "namespace");
     emit::block_total(W, w, 1);
@@ -192,7 +192,7 @@ std::string generate_table_kernel(int W, Variant variant, std::string* kernel_na
   w.blank();
   w.line("// One CTA of W threads. table[i * W + j] receives row i, lane j of the built table; totals[j], when given,");
   w.line("// lane j's block total as pass 1 forms it (block_total, slot s of lane j holding row s ^ (j & {})), and",
-         emit::permuted_rows(W) - 1);
+         permuted_rows(W) - 1);
   w.line("// totals[W + j] the same in row order (in_row_order::block_total, slot s holding row s).");
   {
     auto kernel = w.scope(fmt::format("extern \"C\" __global__ void {}(bfly::Sym* table, bfly::Sym* totals)", name));
@@ -204,7 +204,7 @@ std::string generate_table_kernel(int W, Variant variant, std::string* kernel_na
     w.line("for (int i = 0; i < W; ++i) table[i * W + r] = a[i];");
     auto totals = w.scope("if (totals != nullptr)");
     w.line("bfly::Sym b[W];");
-    w.line("for (int s = 0; s < W; ++s) b[s] = bfly::Sym::element(s ^ (r & {}), r);", emit::permuted_rows(W) - 1);
+    w.line("for (int s = 0; s < W; ++s) b[s] = bfly::Sym::element(s ^ (r & {}), r);", permuted_rows(W) - 1);
     w.line("totals[r] = block_total(b, r);");
     w.line("for (int s = 0; s < W; ++s) b[s] = bfly::Sym::element(s, r);");
     w.line("totals[W + r] = in_row_order::block_total(b, r);");

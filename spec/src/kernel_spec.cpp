@@ -468,7 +468,7 @@ int permuted_slot_rows(const KernelSpec& spec) {
   if ((pairs || f32) && loads_row_by_slots(spec) && loads_whole_row(spec) && spec.W == 16 &&
       spec.blocks() >= in_order.least && spec.blocks() <= in_order.most && row_bytes % kStageRowBytes != 0)
     return 1;
-  return std::min(spec.W, kPermutedSlotRows);
+  return permuted_rows(spec.W);
 }
 
 int min_ctas_per_sm(const KernelSpec& spec) {
@@ -482,14 +482,14 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   // already under 170 registers within 0.002); f32 and f64 spilled under the same cap and lost up to 0.05 (f32 K = 250
   // and 258, f64 K = 200), so they keep none.
   if (stages_blocks(spec)) return is_narrow(spec.type) && launch_geometry(spec).threads_per_cta == 64 ? 6 : 0;
-  // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
-  // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
-  // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
   // 16-bit pairs through the row slots: 6 (at most 80 registers). On the H100 at 1 GiB, the same binary but for the cap
   // (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-hints-cap-sampling.csv), bf16 K = 160, 199, 200 and 224
   // read 0.02-0.07 more of the read ceiling at 6 than at 7 (f16 0.02-0.13), K = 140 and 150 within 0.002; with no
   // cap bf16 K = 160 and 224 gained nothing.
   if (plain_sample(spec) && is_narrow(spec.type) && loads_row_by_slots(spec)) return 6;
+  // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
+  // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
+  // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
   if (plain_sample(spec) && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
   // Logits with one draw or several with replacement (every type): 6 CTAs per SM (at most 80 registers instead of
   // 96-112; their 32 KiB of shared memory per CTA allow no more than 6). H100, 1 GiB: f32 K = 256 0.20 -> 0.35 of

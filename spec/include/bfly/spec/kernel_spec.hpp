@@ -184,6 +184,8 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 // of the row slots then reads one row of each group of a warp, not four.
 int permuted_slot_rows(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
+// The default order's P for a width: kPermutedSlotRows, at most W (the staged loads always take it).
+inline int permuted_rows(int W) { return W < kPermutedSlotRows ? W : kPermutedSlotRows; }
 
 // Whether pass 2 of the plain sample kernel over 16-bit pairs (rows of at least 3 blocks not loaded whole, not odd K)
 // keeps the tile of the blocks its lanes chose in shared memory as loaded (a staged kernel in pass 1's ring, free once
