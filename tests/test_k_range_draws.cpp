@@ -207,20 +207,24 @@ TEST(SmallDrawForDraw, DrawsDoNotDependOnThePacking) {
 // row's weight alone (the sanitizer run of CI checks that nothing past the array is read), and every draw matches the
 // reference up to boundary cases; a base pointer one element off a pair shifts every row's phase and draws the same
 // categories up to boundary cases too. A kernel staged anywhere (stages_rows_anywhere) reads its rows at every place
-// in their lines, and the last copies stop at the array's end; off 16 bytes it takes its register loads.
-void check_rows_packed_tightly(const CpuKernel& kernel, long long rows, std::initializer_list<int> offsets = {0, 1}) {
+// in their lines, and the last copies stop at the array's end; off 16 bytes it takes its register loads. A kernel
+// that copies its warps' rows (copies_warp_rows) takes that copy at ld = K, at every offset; `ld_pad` > 0 leaves that
+// many elements between rows (ld = K + ld_pad) for its ring (offset 0) and its register loads (offset 1).
+void check_rows_packed_tightly(const CpuKernel& kernel, long long rows, std::initializer_list<int> offsets = {0, 1},
+                               int ld_pad = 0) {
   bfly::gen::visit_element_type(kernel.spec.type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using S = bfly::test::AccumulatorOf<T>;
     const int K = kernel.spec.K;
-    const long long ld = K;
+    const long long ld = K + ld_pad;
+    SCOPED_TRACE("ld " + std::to_string(ld));
     SCOPED_TRACE(kernel.name);
     std::mt19937_64 rng(bfly::test::run_seed() ^ std::hash<std::string_view>{}(kernel.name));
     for (int offset : offsets) {
-      // The rows in a vector of exactly offset + rows * K elements, starting `offset` elements in.
+      // The rows in a vector of exactly offset + (rows - 1) * ld + K elements, starting `offset` elements in.
       const std::vector<T> made = make_weights<T>(Input::random, rows, K, ld, rng);
       std::vector<T> w(static_cast<std::size_t>(offset), bfly::test::from_double<T>(1.0));
-      w.insert(w.end(), made.begin(), made.begin() + rows * K);
+      w.insert(w.end(), made.begin(), made.begin() + (rows - 1) * ld + K);
       const T* x0 = w.data() + offset;
       const unsigned long long seed = rng();
       std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
@@ -272,21 +276,26 @@ TEST(PairsDrawForDraw, OddRowsPackedTightlyDrawAsTheReference) {
 // copy), the same way: at offset 0 the staged loads, one element in (two over pairs, whose rows start on a pair) the
 // register loads.
 TEST(DrawForDraw, RowsStagedAnywherePackedTightlyDrawAsTheReference) {
-  int checked = 0;
+  int checked = 0, copied = 0;
   const auto check = [&](const std::vector<CpuKernel>& kernels) {
     for (const CpuKernel& kernel : kernels) {
       const KernelSpec& spec = kernel.spec;
       if (!bfly::gen::stages_rows_anywhere(spec) || (spec.weights_per_column() == 2 && spec.K % 2 != 0)) continue;
       if (spec.input != bfly::gen::InputKind::weights || spec.draws != bfly::gen::Draws::one) continue;
       const int off_16_bytes = spec.weights_per_column();
-      check_rows_packed_tightly(kernel, spec.K >= 4096 ? 2 * bfly::gen::launch_geometry(spec).rows_per_cta + 3 : 150,
-                                {0, off_16_bytes});
+      const long long rows = spec.K >= 4096 ? 2 * bfly::gen::launch_geometry(spec).rows_per_cta + 3 : 150;
+      check_rows_packed_tightly(kernel, rows, {0, off_16_bytes});
+      if (bfly::gen::copies_warp_rows(spec)) {
+        check_rows_packed_tightly(kernel, rows, {0, off_16_bytes}, 2);  // the ring and the register loads
+        ++copied;
+      }
       ++checked;
     }
   };
   check(bfly::test::cpu_kernels());
   check(bfly::test::cpu_pairs_kernels());
   EXPECT_GE(checked, 20);
+  EXPECT_GE(copied, 1) << "no kernel of the catalog copies its warps' rows";
 }
 
 // The geometry the kernels were generated for: a row of 262144 weights at W = 32 takes 16 CTAs of 256 threads and

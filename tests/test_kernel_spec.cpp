@@ -404,6 +404,22 @@ TEST(KernelSpec, SlotsInRowOrderRule) {
   EXPECT_EQ(permuted_slot_rows(w8), 4);  // measured at W = 16 only
 }
 
+// Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
+// kernels staged anywhere whose warp of rows fits the ring's shared memory, one weight per column at W = 16.
+TEST(KernelSpec, WarpRowsCopyRule) {
+  EXPECT_TRUE(copies_warp_rows(w16_spec(127, ElementType::f32)));   // 8 blocks, 508 bytes a row
+  EXPECT_TRUE(copies_warp_rows(w16_spec(89, ElementType::f32)));    // the shortest staged odd K
+  EXPECT_FALSE(copies_warp_rows(w16_spec(87, ElementType::f32)));   // not staged: row slots
+  EXPECT_FALSE(copies_warp_rows(w16_spec(129, ElementType::f32)));  // 32 rows of 516 bytes: more than the ring
+  EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f32)));  // rows on 16 bytes: the ring reads them as they lie
+  EXPECT_FALSE(copies_warp_rows(w16_spec(99, ElementType::f64)));   // 792 bytes a row
+  EXPECT_FALSE(copies_warp_rows(w16_spec(255, ElementType::bf16, Operation::sample_pairs)));  // pairs: not yet
+  EXPECT_EQ(warp_copy_words(w16_spec(127, ElementType::f32)), 32 * 127 + 8);  // 4064 words and two granules' slack
+  KernelSpec w8 = w16_spec(127, ElementType::f32);
+  w8.W = 8;
+  EXPECT_FALSE(copies_warp_rows(w8));
+}
+
 // Pass 2 keeps the tile of the chosen blocks as loaded (docs/DESIGN.md section 13): 16-bit pairs, staged (in the ring,
 // no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own). Not rows of
 // pairs loaded whole, odd K over pairs, f32 or f64, or the other forms.

@@ -137,6 +137,9 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
     w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
            steps + 1);
+    if (copies_warp_rows(spec))
+      w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at either "
+             "end", warp_copy_words(spec));
   }
   if (pass1_stages(spec) > 0 || stashes_chosen_tile(spec))
     w.line("typedef {} Column;  // one table column of a row in memory ({} bytes)",
@@ -535,6 +538,18 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   if (stages_rows_anywhere(spec)) {
     anywhere_staged_load_functions(spec, w);
+    if (copies_warp_rows(spec)) {
+      w.blank();
+      comment_paragraph(
+          "Algorithm 10's tile from the warp's copy of rows packed tightly (pass 1's bulk copy): lane r takes column r "
+          "of lane k's chosen block from row k of its group, as load_chosen_blocks takes it from global memory.", w);
+      auto body = w.scope("__device__ __forceinline__ void load_chosen_from_copy(T (&a)[W], const T* group_rows, "
+                          "int rows_left, int block, int r)");
+      w.line("#pragma unroll");
+      auto loop = w.scope("for (int k = 0; k < W; ++k)");
+      w.line("const int b = __shfl_sync(FULL, block, k, W), c = FIRST_BLOCK_COLUMN + b * W + r;");
+      w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? group_rows[k * K + c] : T(0);");
+    }
     return;
   }
   const bool pairs = spec.weights_per_column() == 2;
@@ -695,7 +710,10 @@ OperationText sample_text(const KernelSpec& spec) {
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
   t.prepare_block = "screen_block({a}, screen)";
   t.load_chosen = stashes_chosen_tile(spec) ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {}, r)"
-                                            : "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
+                  : copies_warp_rows(spec)
+                      ? "if (whole_copy) load_chosen_from_copy(a, group_rows, rows_left, {0}, r); "
+                        "else load_chosen_blocks(a, rows, ld, rows_left, {0}, r)"
+                      : "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
   t.remnant_guard = "m < M";
   return t;
 }
@@ -802,6 +820,24 @@ void interface_values(const KernelFamily& family, ElementType type, std::string_
 void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w) {
   const OperationText op = operation_emitters(spec.operation).text(spec);
   const std::string_view S = sum_type(spec);
+  if (copies_warp_rows(spec)) {
+    comment_paragraph(
+        "Rows packed tightly (ld = K) are one span of memory per warp: one bulk copy brings a warp's 32 rows into "
+        "shared memory (the ring's), and pass 1, pass 2's chosen tile and the drawn weight's check read them there "
+        "(docs/DESIGN.md section 14, \"Short rows in one copy\"). The copy goes out first, before the remnant's loads.",
+        w);
+    w.line("const bool whole_copy = ld == K;");
+    w.line("const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;");
+    w.line("const long long warp_first_row = m - lane;");
+    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = *reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(&ring[0][0][0]);");
+    w.line("static_assert(sizeof(rows_copy) <= sizeof(ring), \"the warps' copies share the ring's shared memory\");");
+    w.line("const T* const warp_rows = weights + warp_first_row * K;");
+    w.line("const long long warp_end_row = M < warp_first_row + 32 ? M : warp_first_row + 32;");
+    w.line("if (whole_copy) bfly::start_rows_copy(&rows_copy[warp][0], &rows_copied[warp], warp_rows, weights + "
+           "warp_end_row * K, lane);");
+    w.line("const T* const group_rows = &rows_copy[warp][bfly::copy_lead(warp_rows) + (lane / W) * W * K];  "
+           "// row k of the group at k * K");
+  }
   if (odd_row_pairs(spec)) {
     comment_paragraph("Rows of odd K pair up from the even address at or before their start (bfly::pair_phase): column c "
                       "of a row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a "
@@ -903,16 +939,33 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
   if (pass1_stages(spec) > 0) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
-    if (stages_rows_anywhere(spec))
+    const bool copies = copies_warp_rows(spec);
+    if (copies)
+      w.line("const bool staged = !whole_copy && bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, "
+             "the array's start on 16 bytes");
+    else if (stages_rows_anywhere(spec))
       w.line("const bool staged = bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start "
              "on 16 bytes");
     else
       w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
+    if (copies) {
+      auto copied = w.scope("if (whole_copy)", "the warp's copy");
+      w.line("bfly::wait_rows_copy(&rows_copied[warp], warp_first_row < M);");
+      w.line("// Lane r takes column r of block b of every row of its group from the copy (slot k: row k), as the "
+             "register loads do.");
+      w.line("#pragma unroll");
+      auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)");
+      w.line("{} a[W];", S);
+      w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
+      w.line("#pragma unroll");
+      w.line("for (int k = 0; k < W; ++k) a[k] = k < rows_left && c >= 0 ? group_rows[k * K + c] : T(0);");
+      use_and_store("a", "b");
+    }
     {
       auto staged = w.scope("if (staged)", "staged loads");
       staged_block_loop(spec, geometry.blocks_in_flight, S, total_and_store, w);
     }
-    auto registers = w.scope("if (!staged)", "register loads");
+    auto registers = w.scope(copies ? "if (!staged && !whole_copy)" : "if (!staged)", "register loads");
     // A step of the staged loads is one line; the register loads keep the row kernel's tiles in flight, block by
     // block as the paper loads them (loads_row_by_slots is false for a staged kernel: measured, section 14).
     const int in_flight = std::min(spec.blocks(), kRegisterBlocksInFlight);
@@ -1046,6 +1099,8 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
          sum_type(spec));
   if (pass1_stages(spec) > 0)
     w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
+  if (copies_warp_rows(spec))
+    w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
   else if (stashes_chosen_tile(spec))
     w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles, as loaded");
 }

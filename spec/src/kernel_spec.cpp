@@ -434,6 +434,21 @@ bool stages_rows_anywhere(const KernelSpec& spec) {
                                  spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0);
 }
 
+int warp_copy_words(const KernelSpec& spec) {
+  const int per_granule = kStagePieceBytes / size_of(spec.type);
+  return (32 * spec.K + 2 * (per_granule - 1) + per_granule - 1) / per_granule * per_granule;
+}
+
+// On the H100 at 1 GiB (bench/RESULTS.md, "Short rows in one copy"; bench/results/h100-80gb-hbm3-2026-11-27-warp-rows-
+// copy-sampling.csv, the same call, twice in turn), f32 K = 89-127 of odd K read 0.93-0.975 of the read ceiling with
+// the copy against 0.78-0.86 through the ring. Rows whose warp needs more than the ring's shared memory keep the ring.
+bool copies_warp_rows(const KernelSpec& spec) {
+  if (!stages_rows_anywhere(spec) || spec.W != 16 || spec.weights_per_column() != 1) return false;
+  const int ring_bytes = pass1_stages(spec) * launch_geometry(spec).threads_per_cta * kStageRowBytes;
+  const int copy_bytes = launch_geometry(spec).threads_per_cta / 32 * warp_copy_words(spec) * size_of(spec.type);
+  return copy_bytes <= ring_bytes;
+}
+
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
 
 bool stashes_chosen_tile(const KernelSpec& spec) {

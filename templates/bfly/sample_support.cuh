@@ -309,6 +309,75 @@ __device__ __forceinline__ void wait_copies() {
 #endif
 }
 
+// Pass 1's bulk copy of a warp's rows (docs/DESIGN.md section 14, "Short rows in one copy"). Rows packed tightly
+// (ld = K) are one span of memory, weights [first, last) for a warp's 32 rows. The copy holds the 16-byte granules
+// that span touches, from the granule of `first` on: weight i of the span is at copy[copy_lead(first) + i]. A granule
+// that holds a weight lies within that weight's page, so reading it whole never faults.
+template <typename T>
+__device__ __forceinline__ int copy_lead(const T* first) {
+  return static_cast<int>(reinterpret_cast<unsigned long long>(first) % 16 / sizeof(T));
+}
+
+// Starts the copy; every lane of the warp calls it, and then wait_rows_copy. On sm_90 lane 0 issues one bulk copy
+// (cp.async.bulk, the TMA) that completes on the mbarrier `done`; on older GPUs the warp copies the granules itself,
+// 16 bytes a load; the CPU execution copies the span's weights at once. An empty span (a warp past the last row)
+// copies nothing.
+template <typename T>
+__device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* done, const T* first, const T* last,
+                                                int lane) {
+  const unsigned long long from = reinterpret_cast<unsigned long long>(first) & ~15ull;
+  const unsigned long long to = (reinterpret_cast<unsigned long long>(last) + 15ull) & ~15ull;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned int copy_address, done_address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(copy_address) : "l"(copy));
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(done_address) : "l"(done));
+  if (lane == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(done_address) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    if (last > first) {
+      const unsigned int bytes = static_cast<unsigned int>(to - from);
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(done_address), "r"(bytes) : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   ::"r"(copy_address), "l"(from), "r"(bytes), "r"(done_address) : "memory");
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  struct alignas(16) Granule {
+    unsigned int word[4];
+  };
+  if (last > first)
+    for (unsigned long long g = lane; g < (to - from) / 16; g += 32)
+      reinterpret_cast<Granule*>(copy)[g] = reinterpret_cast<const Granule*>(from)[g];
+  (void)done;
+#else
+  if (lane == 0 && last > first) {
+    unsigned char* const into = reinterpret_cast<unsigned char*>(copy) + reinterpret_cast<unsigned long long>(first) % 16;
+    const unsigned char* const span = reinterpret_cast<const unsigned char*>(first);
+    for (unsigned long long i = 0; i < static_cast<unsigned long long>(last - first) * sizeof(T); ++i) into[i] = span[i];
+  }
+  (void)done;
+  (void)to;
+#endif
+}
+
+// Waits until the copy has landed (`any`: the warp copied something), then for the warp's other lanes.
+__device__ __forceinline__ void wait_rows_copy(unsigned long long* done, bool any) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  unsigned int done_address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(done_address) : "l"(done));
+  if (any) {
+    unsigned int landed = 0u;
+    while (!landed)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(landed) : "r"(done_address) : "memory");
+  }
+#else
+  (void)done;
+  (void)any;
+#endif
+  __syncwarp();
+}
+
 }  // namespace bfly
 
 namespace bfly {

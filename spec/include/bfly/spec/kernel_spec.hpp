@@ -160,6 +160,15 @@ inline constexpr int kStageRowBytes = 128;
 // a multiple of 16 or block 0 off a copy (odd K over pairs among them). The other staged kernels read every row of
 // a tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
+// Whether a kernel that stages rows that start anywhere (stages_rows_anywhere) reads tightly packed rows (ld = K,
+// chosen at run time) with one bulk copy per warp instead (docs/DESIGN.md section 14, "Short rows in one copy"): a
+// warp's 32 rows are one span of memory, which one lane copies into shared memory (cp.async.bulk on sm_90), and
+// pass 1, pass 2's chosen tile and the drawn weight's check all read that copy. For one-draw weights of 4 or 8 bytes
+// at W = 16 whose warp of rows fits the ring's shared memory (f32 rows of up to 127 weights, off 16 bytes).
+bool copies_warp_rows(const KernelSpec& spec);
+// The words (elements) of a warp's copy: its 32 rows, and room for the 16-byte granules at either end.
+int warp_copy_words(const KernelSpec& spec);
+
 // Whether rows of K weights of `type` packed tightly (ld = K) leave some rows off 16 bytes (K * sizeof(T) not a
 // multiple of 16).
 bool tight_rows_off_16_bytes(int K, ElementType type);
