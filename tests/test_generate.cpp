@@ -88,8 +88,13 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
       EXPECT_EQ(g.threads_per_cta, stages == 8 ? 32 : 64) << kernel_name(spec);
       EXPECT_TRUE(stages == 4 || stages == 8) << kernel_name(spec);
       EXPECT_LE(g.chunks, 64) << kernel_name(spec);
-      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + stages * g.threads_per_cta * 128)
+      // The running totals and pass 1's lines (the ring, or the larger of it and the warps' copies, with their
+      // mbarriers).
+      const int barriers = bfly::gen::copies_warp_rows(spec) ? g.threads_per_cta / 32 * 8 : 0;
+      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + bfly::gen::pass1_lines_bytes(spec) +
+                                           barriers)
           << kernel_name(spec);
+      EXPECT_GE(bfly::gen::pass1_lines_bytes(spec), stages * g.threads_per_cta * 128) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
       EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, 128) << kernel_name(spec);
     } else {

@@ -405,16 +405,23 @@ TEST(KernelSpec, SlotsInRowOrderRule) {
 }
 
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
-// kernels staged anywhere whose warp of rows fits the ring's shared memory, one weight per column at W = 16.
+// kernels staged anywhere whose warps' copies fit the static shared memory beside the running totals, one weight per
+// column at W = 16. The copies and the ring share pass 1's lines.
 TEST(KernelSpec, WarpRowsCopyRule) {
-  EXPECT_TRUE(copies_warp_rows(w16_spec(127, ElementType::f32)));   // 8 blocks, 508 bytes a row
+  EXPECT_TRUE(copies_warp_rows(w16_spec(127, ElementType::f32)));   // 8 blocks, 508 bytes a row: within the ring
   EXPECT_TRUE(copies_warp_rows(w16_spec(89, ElementType::f32)));    // the shortest staged odd K
+  EXPECT_TRUE(copies_warp_rows(w16_spec(129, ElementType::f32)));   // 32 rows of 516 bytes: more than the ring
+  EXPECT_TRUE(copies_warp_rows(w16_spec(179, ElementType::f32)));   // 44.8 KiB of copies, 2.8 KiB of totals
+  EXPECT_FALSE(copies_warp_rows(w16_spec(181, ElementType::f32)));  // past the 48 KiB of static shared memory
+  EXPECT_TRUE(copies_warp_rows(w16_spec(138, ElementType::f32)));   // even K off 16 bytes, staged anywhere
+  EXPECT_TRUE(copies_warp_rows(w16_spec(81, ElementType::f64)));    // 648 bytes a row
+  EXPECT_FALSE(copies_warp_rows(w16_spec(99, ElementType::f64)));   // 792 bytes a row: 49.5 KiB of copies
   EXPECT_FALSE(copies_warp_rows(w16_spec(87, ElementType::f32)));   // not staged: row slots
-  EXPECT_FALSE(copies_warp_rows(w16_spec(129, ElementType::f32)));  // 32 rows of 516 bytes: more than the ring
   EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f32)));  // rows on 16 bytes: the ring reads them as they lie
-  EXPECT_FALSE(copies_warp_rows(w16_spec(99, ElementType::f64)));   // 792 bytes a row
   EXPECT_FALSE(copies_warp_rows(w16_spec(255, ElementType::bf16, Operation::sample_pairs)));  // pairs: not yet
   EXPECT_EQ(warp_copy_words(w16_spec(127, ElementType::f32)), 32 * 127 + 8);  // 4064 words and two granules' slack
+  EXPECT_EQ(pass1_lines_bytes(w16_spec(127, ElementType::f32)), 4 * 64 * 128);  // the ring's 32 KiB hold the copies
+  EXPECT_EQ(pass1_lines_bytes(w16_spec(129, ElementType::f32)), 2 * (32 * 129 + 8) * 4);  // the copies are larger
   KernelSpec w8 = w16_spec(127, ElementType::f32);
   w8.W = 8;
   EXPECT_FALSE(copies_warp_rows(w8));

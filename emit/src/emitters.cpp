@@ -823,14 +823,15 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   if (copies_warp_rows(spec)) {
     comment_paragraph(
         "Rows packed tightly (ld = K) are one span of memory per warp: one bulk copy brings a warp's 32 rows into "
-        "shared memory (the ring's), and pass 1, pass 2's chosen tile and the drawn weight's check read them there "
+        "shared memory (pass 1's lines), and pass 1, pass 2's chosen tile and the drawn weight's check read them there "
         "(docs/DESIGN.md section 14, \"Short rows in one copy\"). The copy goes out first, before the remnant's loads.",
         w);
     w.line("const bool whole_copy = ld == K;");
     w.line("const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;");
     w.line("const long long warp_first_row = m - lane;");
-    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = *reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(&ring[0][0][0]);");
-    w.line("static_assert(sizeof(rows_copy) <= sizeof(ring), \"the warps' copies share the ring's shared memory\");");
+    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = *reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(pass1_lines);");
+    w.line("static_assert(sizeof(rows_copy) <= sizeof(pass1_lines) && sizeof(ring) <= sizeof(pass1_lines), "
+           "\"the ring and the copies share pass 1's lines\");");
     w.line("const T* const warp_rows = weights + warp_first_row * K;");
     w.line("const long long warp_end_row = M < warp_first_row + 32 ? M : warp_first_row + 32;");
     w.line("if (whole_copy) bfly::start_rows_copy(&rows_copy[warp][0], &rows_copied[warp], warp_rows, weights + "
@@ -1097,10 +1098,15 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
   w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
          sum_type(spec));
-  if (pass1_stages(spec) > 0)
-    w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
-  if (copies_warp_rows(spec))
+  if (copies_warp_rows(spec)) {
+    w.line("// Pass 1's lines: the ring of each row, or each warp's copy of its rows (a launch uses one of them).");
+    w.line("__shared__ __align__(16) unsigned char pass1_lines[{}];", pass1_lines_bytes(spec));
+    w.line("Column (&ring)[THREADS / W][W][RING_COLUMNS] = *reinterpret_cast<Column (*)[THREADS / W][W][RING_COLUMNS]>"
+           "(pass1_lines);");
     w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
+  } else if (pass1_stages(spec) > 0) {
+    w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
+  }
   else if (stashes_chosen_tile(spec))
     w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles, as loaded");
 }

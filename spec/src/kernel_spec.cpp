@@ -368,6 +368,23 @@ bool stash_fits(const KernelSpec& spec, const LaunchGeometry& g) {
 }
 }  // namespace
 
+namespace {
+// A kernel staged anywhere, one weight a column at W = 16, may copy its warps' rows (copies_warp_rows).
+bool warp_copy_eligible(const KernelSpec& spec) {
+  return stages_rows_anywhere(spec) && spec.W == 16 && spec.weights_per_column() == 1;
+}
+// The shared memory of pass 1's lines for a kernel that copies its warps' rows, beside its running totals
+// (`totals_bytes`): the ring or the warps' copies, whichever is larger (the two share their bytes: a launch uses one),
+// and an mbarrier a warp; 0 when that would not fit the static shared memory, or the kernel does not qualify.
+int warp_copies_shared_bytes(const KernelSpec& spec, int threads, int totals_bytes) {
+  if (!warp_copy_eligible(spec)) return 0;
+  const int ring_bytes = staged_ring(spec).stages * threads * kStageRowBytes;
+  const int copies_bytes = threads / 32 * warp_copy_words(spec) * size_of(spec.type);
+  const int bytes = std::max(ring_bytes, copies_bytes) + threads / 32 * 8;
+  return totals_bytes + bytes <= kMaxStaticShared ? bytes : 0;
+}
+}  // namespace
+
 LaunchGeometry launch_geometry(const KernelSpec& spec) {
   spec.validate();
   LaunchGeometry g;
@@ -416,7 +433,8 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
     g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
-    g.static_shared_bytes += staged_ring(spec).stages * g.threads_per_cta * kStageRowBytes;
+    const int copies = warp_copies_shared_bytes(spec, g.threads_per_cta, g.static_shared_bytes);
+    g.static_shared_bytes += copies > 0 ? copies : staged_ring(spec).stages * g.threads_per_cta * kStageRowBytes;
   } else if (stash_eligible(spec) && stash_fits(spec, g)) {
     g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
   }
@@ -440,13 +458,23 @@ int warp_copy_words(const KernelSpec& spec) {
 }
 
 // On the H100 at 1 GiB (bench/RESULTS.md, "Short rows in one copy"; bench/results/h100-80gb-hbm3-2026-11-27-warp-rows-
-// copy-sampling.csv, the same call, twice in turn), f32 K = 89-127 of odd K read 0.93-0.975 of the read ceiling with
-// the copy against 0.78-0.86 through the ring. Rows whose warp needs more than the ring's shared memory keep the ring.
+// copy-sampling.csv and -warp-rows-copy-more-sampling.csv, the same call, twice in turn), f32 K = 89-127 of odd K read
+// 0.93-0.975 of the read ceiling with the copy against 0.78-0.86 through the ring; rows whose copies need more than the
+// ring's shared memory, up to the 48 KiB of static shared memory (fewer CTAs an SM), gained too: f32 K = 129-179
+// 0.82-0.90 -> 0.96-0.98, f64 K = 81-89 0.89-0.92 -> 0.95-0.97.
 bool copies_warp_rows(const KernelSpec& spec) {
-  if (!stages_rows_anywhere(spec) || spec.W != 16 || spec.weights_per_column() != 1) return false;
-  const int ring_bytes = pass1_stages(spec) * launch_geometry(spec).threads_per_cta * kStageRowBytes;
-  const int copy_bytes = launch_geometry(spec).threads_per_cta / 32 * warp_copy_words(spec) * size_of(spec.type);
-  return copy_bytes <= ring_bytes;
+  if (!warp_copy_eligible(spec)) return false;
+  const LaunchGeometry g = launch_geometry(spec);
+  const int totals_bytes = g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type));
+  return warp_copies_shared_bytes(spec, g.threads_per_cta, totals_bytes) > 0;
+}
+
+int pass1_lines_bytes(const KernelSpec& spec) {
+  if (pass1_stages(spec) == 0) return 0;
+  const LaunchGeometry g = launch_geometry(spec);
+  const int ring_bytes = pass1_stages(spec) * g.threads_per_cta * kStageRowBytes;
+  if (!copies_warp_rows(spec)) return ring_bytes;
+  return std::max(ring_bytes, g.threads_per_cta / 32 * warp_copy_words(spec) * size_of(spec.type));
 }
 
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }

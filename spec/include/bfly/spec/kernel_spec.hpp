@@ -164,10 +164,14 @@ bool stages_rows_anywhere(const KernelSpec& spec);
 // chosen at run time) with one bulk copy per warp instead (docs/DESIGN.md section 14, "Short rows in one copy"): a
 // warp's 32 rows are one span of memory, which one lane copies into shared memory (cp.async.bulk on sm_90), and
 // pass 1, pass 2's chosen tile and the drawn weight's check all read that copy. For one-draw weights of 4 or 8 bytes
-// at W = 16 whose warp of rows fits the ring's shared memory (f32 rows of up to 127 weights, off 16 bytes).
+// at W = 16 whose warps' copies fit the static shared memory beside the running totals (f32 K = 89 to 179 off 16
+// bytes, f64 K = 81 to 89); the copies and the ring share their bytes (pass1_lines_bytes).
 bool copies_warp_rows(const KernelSpec& spec);
 // The words (elements) of a warp's copy: its 32 rows, and room for the 16-byte granules at either end.
 int warp_copy_words(const KernelSpec& spec);
+// The bytes of pass 1's lines in shared memory: the ring's, or for copies_warp_rows the larger of the ring and the
+// warps' copies; 0 for a kernel that is not staged.
+int pass1_lines_bytes(const KernelSpec& spec);
 
 // Whether rows of K weights of `type` packed tightly (ld = K) leave some rows off 16 bytes (K * sizeof(T) not a
 // multiple of 16).
