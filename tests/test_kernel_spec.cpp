@@ -333,12 +333,17 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(127, ElementType::f32)));
   EXPECT_FALSE(loads_row_by_slots(w16_spec(127, ElementType::f32)));
   EXPECT_EQ(pass1_stages(w16_spec(89, ElementType::f32)), 4);                  // 6 blocks, a remnant of 9 padded
-  EXPECT_EQ(pass1_stages(w16_spec(87, ElementType::f32)), 0);                  // 5 blocks, a remnant of 7 searched
-  EXPECT_TRUE(loads_row_by_slots(w16_spec(87, ElementType::f32)));
-  EXPECT_EQ(pass1_stages(w16_spec(126, ElementType::f32)), 0);                 // even K: 8 blocks are not enough
+  // Rows packed tightly off 16 bytes stage from 5 blocks (f32 and f64), where the warp's copy reads them.
+  EXPECT_EQ(pass1_stages(w16_spec(87, ElementType::f32)), 4);                  // 5 blocks, a remnant of 7 searched
+  EXPECT_FALSE(loads_row_by_slots(w16_spec(87, ElementType::f32)));
+  EXPECT_EQ(pass1_stages(w16_spec(126, ElementType::f32)), 4);                 // even K off 16 bytes, 8 blocks
+  EXPECT_EQ(pass1_stages(w16_spec(71, ElementType::f32)), 0);                  // 4 blocks: row slots
+  EXPECT_TRUE(loads_row_by_slots(w16_spec(71, ElementType::f32)));
+  EXPECT_EQ(pass1_stages(w16_spec(112, ElementType::f32)), 0);                 // rows on 16 bytes, 7 blocks
   EXPECT_EQ(pass1_stages(w16_spec(81, ElementType::f64)), 4);                  // 5 whole blocks
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(81, ElementType::f64)));
-  EXPECT_EQ(pass1_stages(w16_spec(79, ElementType::f64)), 0);                  // 4 whole blocks and one padded
+  EXPECT_EQ(pass1_stages(w16_spec(79, ElementType::f64)), 4);                  // 4 whole blocks and one padded
+  EXPECT_EQ(pass1_stages(w16_spec(71, ElementType::f64)), 0);                  // 4 blocks and a remnant searched
   EXPECT_EQ(pass1_stages(w16_spec(127, ElementType::bf16, Operation::sample_pairs)), 0);  // pairs: from 8 blocks
   EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
   EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
@@ -416,7 +421,10 @@ TEST(KernelSpec, WarpRowsCopyRule) {
   EXPECT_TRUE(copies_warp_rows(w16_spec(138, ElementType::f32)));   // even K off 16 bytes, staged anywhere
   EXPECT_TRUE(copies_warp_rows(w16_spec(81, ElementType::f64)));    // 648 bytes a row
   EXPECT_FALSE(copies_warp_rows(w16_spec(99, ElementType::f64)));   // 792 bytes a row: 49.5 KiB of copies
-  EXPECT_FALSE(copies_warp_rows(w16_spec(87, ElementType::f32)));   // not staged: row slots
+  EXPECT_TRUE(copies_warp_rows(w16_spec(87, ElementType::f32)));    // 5 blocks: staged for the copy
+  EXPECT_TRUE(copies_warp_rows(w16_spec(73, ElementType::f32)));    // 5 blocks, a remnant of 9 padded
+  EXPECT_TRUE(copies_warp_rows(w16_spec(79, ElementType::f64)));    // 5 blocks of 8-byte weights
+  EXPECT_FALSE(copies_warp_rows(w16_spec(71, ElementType::f32)));   // 4 blocks: row slots
   EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f32)));  // rows on 16 bytes: the ring reads them as they lie
   EXPECT_FALSE(copies_warp_rows(w16_spec(255, ElementType::bf16, Operation::sample_pairs)));  // pairs: not yet
   EXPECT_EQ(warp_copy_words(w16_spec(127, ElementType::f32)), 32 * 127 + 8);  // 4064 words and two granules' slack

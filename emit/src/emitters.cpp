@@ -138,8 +138,8 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
            steps + 1);
     if (copies_warp_rows(spec))
-      w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at either "
-             "end", warp_copy_words(spec));
+      w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at "
+             "either end", warp_copy_words(spec));
   }
   if (pass1_stages(spec) > 0 || stashes_chosen_tile(spec))
     w.line("typedef {} Column;  // one table column of a row in memory ({} bytes)",
@@ -706,7 +706,8 @@ namespace {
 
 OperationText sample_text(const KernelSpec& spec) {
   OperationText t;
-  t.remnant_element = "my_row[j]";
+  // Rows copied by their warp (copies_warp_rows) take the remnant from the copy too, in pass 1 and in pass 2's search.
+  t.remnant_element = copies_warp_rows(spec) ? "(whole_copy ? group_rows[r * K + j] : my_row[j])" : "my_row[j]";
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
   t.prepare_block = "screen_block({a}, screen)";
   t.load_chosen = stashes_chosen_tile(spec) ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {}, r)"
@@ -824,12 +825,13 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     comment_paragraph(
         "Rows packed tightly (ld = K) are one span of memory per warp: one bulk copy brings a warp's 32 rows into "
         "shared memory (pass 1's lines), and pass 1, pass 2's chosen tile and the drawn weight's check read them there "
-        "(docs/DESIGN.md section 14, \"Short rows in one copy\"). The copy goes out first, before the remnant's loads.",
+        "(docs/DESIGN.md section 14, \"Short rows in one copy\"), the remnant's weights among them.",
         w);
     w.line("const bool whole_copy = ld == K;");
     w.line("const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;");
     w.line("const long long warp_first_row = m - lane;");
-    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = *reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(pass1_lines);");
+    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = "
+           "*reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(pass1_lines);");
     w.line("static_assert(sizeof(rows_copy) <= sizeof(pass1_lines) && sizeof(ring) <= sizeof(pass1_lines), "
            "\"the ring and the copies share pass 1's lines\");");
     w.line("const T* const warp_rows = weights + warp_first_row * K;");
@@ -838,6 +840,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
            "warp_end_row * K, lane);");
     w.line("const T* const group_rows = &rows_copy[warp][bfly::copy_lead(warp_rows) + (lane / W) * W * K];  "
            "// row k of the group at k * K");
+    w.line("if (whole_copy) bfly::wait_rows_copy(&rows_copied[warp], warp_first_row < M);  // the remnant reads it "
+           "too");
   }
   if (odd_row_pairs(spec)) {
     comment_paragraph("Rows of odd K pair up from the even address at or before their start (bfly::pair_phase): column c "
@@ -951,7 +955,6 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
       w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
     if (copies) {
       auto copied = w.scope("if (whole_copy)", "the warp's copy");
-      w.line("bfly::wait_rows_copy(&rows_copied[warp], warp_first_row < M);");
       w.line("// Lane r takes column r of block b of every row of its group from the copy (slot k: row k), as the "
              "register loads do.");
       w.line("#pragma unroll");

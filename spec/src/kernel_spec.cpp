@@ -117,6 +117,13 @@ bool loads_whole_row(const KernelSpec& spec) {
 // from 0.77-0.87 to 0.86-0.93, while shorter rows lost (f32 K = 81-87, 5 blocks: -0.01 to -0.03; f64 K = 73-79,
 // 4 whole blocks and one padded: up to -0.02; f64 K = 33-69: up to -0.27), as did f32 rows of even K off 16 bytes
 // (K = 90-134: -0.07 to +0.04).
+// Rows packed tightly off 16 bytes stage from 5 blocks at W = 16 (f32 and f64) since the warp's copy reads them
+// (copies_warp_rows, docs/DESIGN.md section 14, "Short rows in one copy"): on the H100 at 1 GiB, the same call, twice
+// in turn (bench/results/h100-80gb-hbm3-2026-11-27-warp-rows-copy-stage5-sampling.csv), f32 K = 73-106 of 5 to 7
+// blocks went from 0.73-0.87 of the read ceiling (row slots) to 0.91-0.97 and f64 K = 73-79 from 0.87 to 0.96 (f64
+// K = 57-71, 4 blocks, 0.86-0.93 -> 0.95-0.96 too, but there the ring that rows with ld != K now take had lost up to
+// 0.27). Rows with ld != K take the ring at these K, which lost 0.01-0.07 against the register loads (above).
+constexpr int kCopiedFromBlocks = 5;
 constexpr int kStagedFromBlocks = 9;
 constexpr int kStagedPairsFromBlocks = 8;
 constexpr int kStagedOddF32FromBlocks = 6;
@@ -124,6 +131,9 @@ constexpr int kStagedOddF64FromWholeBlocks = 5;
 constexpr int kStagePieceBytes = 16;  // one cp.async copy
 int column_bytes(const KernelSpec& spec) { return spec.weights_per_column() * size_of(spec.type); }
 bool long_enough_to_stage(const KernelSpec& spec) {
+  if (spec.operation == Operation::sample && spec.W == 16 && tight_rows_off_16_bytes(spec.K, spec.type) &&
+      (spec.type == ElementType::f32 || spec.type == ElementType::f64) && spec.blocks() >= kCopiedFromBlocks)
+    return true;
   if (spec.operation == Operation::sample_pairs) return spec.blocks() >= kStagedPairsFromBlocks;
   if (spec.K % 2 != 0 && spec.type == ElementType::f32 && spec.blocks() >= kStagedOddF32FromBlocks) return true;
   if (spec.K % 2 != 0 && spec.type == ElementType::f64 && spec.K / spec.W >= kStagedOddF64FromWholeBlocks) return true;

@@ -351,9 +351,11 @@ __device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* don
   (void)done;
 #else
   if (lane == 0 && last > first) {
-    unsigned char* const into = reinterpret_cast<unsigned char*>(copy) + reinterpret_cast<unsigned long long>(first) % 16;
+    unsigned char* const into =
+        reinterpret_cast<unsigned char*>(copy) + reinterpret_cast<unsigned long long>(first) % 16;
     const unsigned char* const span = reinterpret_cast<const unsigned char*>(first);
-    for (unsigned long long i = 0; i < static_cast<unsigned long long>(last - first) * sizeof(T); ++i) into[i] = span[i];
+    const unsigned long long bytes = static_cast<unsigned long long>(last - first) * sizeof(T);
+    for (unsigned long long i = 0; i < bytes; ++i) into[i] = span[i];
   }
   (void)done;
   (void)to;

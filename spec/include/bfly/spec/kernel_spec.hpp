@@ -164,8 +164,9 @@ bool stages_rows_anywhere(const KernelSpec& spec);
 // chosen at run time) with one bulk copy per warp instead (docs/DESIGN.md section 14, "Short rows in one copy"): a
 // warp's 32 rows are one span of memory, which one lane copies into shared memory (cp.async.bulk on sm_90), and
 // pass 1, pass 2's chosen tile and the drawn weight's check all read that copy. For one-draw weights of 4 or 8 bytes
-// at W = 16 whose warps' copies fit the static shared memory beside the running totals (f32 K = 89 to 179 off 16
-// bytes, f64 K = 81 to 89); the copies and the ring share their bytes (pass1_lines_bytes).
+// at W = 16 whose warps' copies fit the static shared memory beside the running totals (f32 K = 73 to 179 off 16
+// bytes, f64 K = 73 to 89: rows packed tightly off 16 bytes stage from 5 blocks for it); the copies and the ring share
+// their bytes (pass1_lines_bytes).
 bool copies_warp_rows(const KernelSpec& spec);
 // The words (elements) of a warp's copy: its 32 rows, and room for the 16-byte granules at either end.
 int warp_copy_words(const KernelSpec& spec);
