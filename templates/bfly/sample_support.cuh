@@ -341,6 +341,7 @@ __device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* don
                    ::"r"(copy_address), "l"(from), "r"(bytes), "r"(done_address) : "memory");
     }
   }
+  __syncwarp();  // the other lanes wait on `done` only once lane 0 has set it up
 #elif defined(__CUDA_ARCH__)
   struct alignas(16) Granule {
     unsigned int word[4];
