@@ -707,7 +707,7 @@ namespace {
 OperationText sample_text(const KernelSpec& spec) {
   OperationText t;
   // Rows copied by their warp (copies_warp_rows) take the remnant from the copy too, in pass 1 and in pass 2's search.
-  t.remnant_element = copies_warp_rows(spec) ? "(whole_copy ? group_rows[r * K + j] : my_row[j])" : "my_row[j]";
+  t.remnant_element = own_weight(spec, "j");
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
   t.prepare_block = "screen_block({a}, screen)";
   t.load_chosen = stashes_chosen_tile(spec) ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {}, r)"

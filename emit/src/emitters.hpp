@@ -19,6 +19,14 @@ inline constexpr int kRedraws = 8;
 // block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14): gen::permuted_rows(W), as many as
 // gen::kPermutedSlotRows, at most W.
 
+// Weight `index` of this lane's own row: from the warp's copy when the kernel copied its rows (copies_warp_rows, rows
+// packed tightly), else from global memory.
+inline std::string own_weight(const KernelSpec& spec, std::string_view index) {
+  const std::string global = "my_row[" + std::string(index) + "]";
+  if (!copies_warp_rows(spec)) return global;
+  return "(whole_copy ? group_rows[r * K + " + std::string(index) + "] : " + global + ")";
+}
+
 // The row kernel over pairs at odd K (sample_pairs, KernelSpec::pairs_by_phase).
 inline bool odd_row_pairs(const KernelSpec& spec) {
   return spec.operation == Operation::sample_pairs && spec.pairs_by_phase();

@@ -79,12 +79,11 @@ Source generate(const KernelSpec& spec) {
   };
   if (spec.operation == Operation::sample || spec.operation == Operation::sample_pairs) {
     values["S"] = std::string(emit::sum_type(spec));
-    values["drawn_weight"] = emit::widened(spec, "my_row[draw]");
+    // A kernel that copied its warp's rows (tightly packed) checks the drawn weight in the copy (emit::own_weight).
+    values["drawn_weight"] = emit::widened(spec, emit::own_weight(spec, "draw"));
     // A kernel that keeps its chosen tile (16-bit pairs) has the drawn pair in `chosen`: the drawn weight of it.
     if (stashes_chosen_tile(spec))
       values["drawn_weight"] = "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
-    // A kernel that copied its warp's rows (tightly packed) checks the drawn weight in the copy.
-    if (copies_warp_rows(spec)) values["drawn_weight"] = "(whole_copy ? group_rows[r * K + draw] : my_row[draw])";
     // Over pairs at odd K the pick can land one past the row (a weight outside it): not read, drawn again.
     if (emit::odd_row_pairs(spec))
       values["drawn_weight"] = fmt::format("(draw < K ? {} : {}(0))", values["drawn_weight"], emit::sum_type(spec));

@@ -379,18 +379,26 @@ bool stash_fits(const KernelSpec& spec, const LaunchGeometry& g) {
 }  // namespace
 
 namespace {
+// The bytes of one row's running total in shared memory (two for logits: the total and the row maximum's scale).
+int running_total_bytes(const KernelSpec& spec) {
+  return size_of(accumulator_of(spec.type)) * (spec.input == InputKind::logits ? 2 : 1);
+}
 // A kernel staged anywhere, one weight a column at W = 16, may copy its warps' rows (copies_warp_rows).
 bool warp_copy_eligible(const KernelSpec& spec) {
   return stages_rows_anywhere(spec) && spec.W == 16 && spec.weights_per_column() == 1;
 }
+// The ring's bytes in a CTA of `threads`; with the warps' copies, the larger of the ring and the copies (the two
+// share their bytes: a launch uses one).
+int ring_bytes(const KernelSpec& spec, int threads) { return staged_ring(spec).stages * threads * kStageRowBytes; }
+int ring_or_copies_bytes(const KernelSpec& spec, int threads) {
+  return std::max(ring_bytes(spec, threads), threads / 32 * warp_copy_words(spec) * size_of(spec.type));
+}
 // The shared memory of pass 1's lines for a kernel that copies its warps' rows, beside its running totals
-// (`totals_bytes`): the ring or the warps' copies, whichever is larger (the two share their bytes: a launch uses one),
-// and an mbarrier a warp; 0 when that would not fit the static shared memory, or the kernel does not qualify.
+// (`totals_bytes`): ring_or_copies_bytes and an mbarrier a warp; 0 when that would not fit the static shared memory,
+// or the kernel does not qualify.
 int warp_copies_shared_bytes(const KernelSpec& spec, int threads, int totals_bytes) {
   if (!warp_copy_eligible(spec)) return 0;
-  const int ring_bytes = staged_ring(spec).stages * threads * kStageRowBytes;
-  const int copies_bytes = threads / 32 * warp_copy_words(spec) * size_of(spec.type);
-  const int bytes = std::max(ring_bytes, copies_bytes) + threads / 32 * 8;
+  const int bytes = ring_or_copies_bytes(spec, threads) + threads / 32 * 8;
   return totals_bytes + bytes <= kMaxStaticShared ? bytes : 0;
 }
 }  // namespace
@@ -432,8 +440,7 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   g.chunk_blocks = blocks <= 1 ? 0 : (blocks + max_chunks - 1) / max_chunks;
   g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
   // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
-  const int total_bytes = size_of(accumulator_of(spec.type)) * (spec.input == InputKind::logits ? 2 : 1);
-  g.static_shared_bytes = g.chunks * g.threads_per_cta * total_bytes;
+  g.static_shared_bytes = g.chunks * g.threads_per_cta * running_total_bytes(spec);
   if (per_group) {
     const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
     g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
@@ -444,7 +451,7 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
   if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
     g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
     const int copies = warp_copies_shared_bytes(spec, g.threads_per_cta, g.static_shared_bytes);
-    g.static_shared_bytes += copies > 0 ? copies : staged_ring(spec).stages * g.threads_per_cta * kStageRowBytes;
+    g.static_shared_bytes += copies > 0 ? copies : ring_bytes(spec, g.threads_per_cta);
   } else if (stash_eligible(spec) && stash_fits(spec, g)) {
     g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
   }
@@ -475,16 +482,13 @@ int warp_copy_words(const KernelSpec& spec) {
 bool copies_warp_rows(const KernelSpec& spec) {
   if (!warp_copy_eligible(spec)) return false;
   const LaunchGeometry g = launch_geometry(spec);
-  const int totals_bytes = g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type));
-  return warp_copies_shared_bytes(spec, g.threads_per_cta, totals_bytes) > 0;
+  return warp_copies_shared_bytes(spec, g.threads_per_cta, g.chunks * g.threads_per_cta * running_total_bytes(spec)) > 0;
 }
 
 int pass1_lines_bytes(const KernelSpec& spec) {
   if (pass1_stages(spec) == 0) return 0;
-  const LaunchGeometry g = launch_geometry(spec);
-  const int ring_bytes = pass1_stages(spec) * g.threads_per_cta * kStageRowBytes;
-  if (!copies_warp_rows(spec)) return ring_bytes;
-  return std::max(ring_bytes, g.threads_per_cta / 32 * warp_copy_words(spec) * size_of(spec.type));
+  const int threads = launch_geometry(spec).threads_per_cta;
+  return copies_warp_rows(spec) ? ring_or_copies_bytes(spec, threads) : ring_bytes(spec, threads);
 }
 
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }

@@ -359,6 +359,7 @@ __device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* don
     for (unsigned long long i = 0; i < bytes; ++i) into[i] = span[i];
   }
   (void)done;
+  (void)from;
   (void)to;
 #endif
 }
