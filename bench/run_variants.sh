@@ -25,21 +25,4 @@ for t in $types; do
   done
   awk 'NR==1 || !/^build,/' $OUT/variants-$t.csv.tmp > $OUT/variants-$t.csv; rm $OUT/variants-$t.csv.tmp
 done
-python3 - <<'PY'
-import csv, glob, os
-out = os.environ['OUT']
-for f in sorted(glob.glob(out + '/variants-*.csv')):
-    rows = [r for r in csv.DictReader(open(f)) if r['algorithm'] == 'bfly-auto']
-    builds = []; ks = []; frac = {}
-    for r in rows:
-        if r['build'] not in builds: builds.append(r['build'])
-        if r['K'] not in ks: ks.append(r['K'])
-        frac.setdefault((r['build'], r['K']), []).append(float(r['fraction_of_read_ceiling']))
-    print(os.path.basename(f)); print('     K ' + ' '.join(f'{b:>11}' for b in builds))
-    for k in ks:
-        cells = []
-        for b in builds:
-            v = frac.get((b, k), [])
-            cells.append(f'{min(v):5.3f}-{max(v):5.3f}' if v else ' ' * 11)
-        print(f'{k:>6} ' + ' '.join(cells))
-PY
+python3 "$(dirname "$0")/variants_table.py" $OUT/variants-*.csv
