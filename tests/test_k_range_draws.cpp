@@ -298,6 +298,35 @@ TEST(DrawForDraw, RowsStagedAnywherePackedTightlyDrawAsTheReference) {
   EXPECT_GE(copied, 1) << "no kernel of the catalog copies its warps' rows";
 }
 
+// Every kernel that copies its warps' rows (docs/DESIGN.md section 14, "Short rows in one copy"), one weight or one
+// pair a column, staged or loading into registers: rows packed tightly at several places in their 16 bytes (the
+// copy: the first and last granules hold weights of no row of the warp), and rows ld = K + 2 apart (the ring or the
+// register loads). 150 rows: the last warp's copy holds 22 rows.
+TEST(DrawForDraw, RowsCopiedByTheirWarpDrawAsTheReference) {
+  int copied = 0, pairs = 0, odd_pairs = 0, in_registers = 0;
+  const auto check = [&](const std::vector<CpuKernel>& kernels) {
+    for (const CpuKernel& kernel : kernels) {
+      const KernelSpec& spec = kernel.spec;
+      if (!bfly::gen::copies_warp_rows(spec)) continue;
+      // Rows of even K over pairs start on a pair: offsets and strides of whole pairs.
+      const bool whole_pairs = spec.weights_per_column() == 2 && spec.K % 2 == 0;
+      check_rows_packed_tightly(kernel, 150, whole_pairs ? std::initializer_list<int>{0, 2, 6}
+                                                         : std::initializer_list<int>{0, 1, 3});
+      check_rows_packed_tightly(kernel, 150, {0}, 2);
+      ++copied;
+      pairs += spec.weights_per_column() == 2;
+      odd_pairs += spec.pairs_by_phase();
+      in_registers += bfly::gen::pass1_stages(spec) == 0;
+    }
+  };
+  check(bfly::test::cpu_kernels());
+  check(bfly::test::cpu_pairs_kernels());
+  EXPECT_GE(copied, 10);
+  EXPECT_GE(pairs, 3) << "16-bit pairs that copy their rows";
+  EXPECT_GE(odd_pairs, 1) << "odd K over pairs that copies its rows";
+  EXPECT_GE(in_registers, 3) << "kernels that copy, else load into registers";
+}
+
 // The geometry the kernels were generated for: a row of 262144 weights at W = 32 takes 16 CTAs of 256 threads and
 // 8192 part totals; one of 1000, one CTA.
 TEST(SplitGeometry, RowsSpreadOverCtasAsTheSpecSays) {

@@ -162,11 +162,13 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::bf16)), 7);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(256, ElementType::f16)), 7);
   EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::bf16)).blocks_in_flight, 2);
-  // 16-bit pairs through the row slots: 6.
-  EXPECT_EQ(min_ctas_per_sm(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 6);
-  EXPECT_EQ(min_ctas_per_sm(w16_spec(199, ElementType::f16, Operation::sample_pairs)), 6);
-  // Staged: none, but 16-bit pairs in CTAs of 64 threads (the ring of 4 lines) 6.
-  EXPECT_EQ(min_ctas_per_sm(w16_spec(512, ElementType::bf16, Operation::sample_pairs)), 6);
+  // 16-bit pairs through the row slots: 6 CTAs of 128 threads, here 12 of 64 (their warps' copies need it).
+  EXPECT_EQ(launch_geometry(w16_spec(200, ElementType::bf16, Operation::sample_pairs)).threads_per_cta, 64);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(200, ElementType::bf16, Operation::sample_pairs)), 12);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(199, ElementType::f16, Operation::sample_pairs)), 12);
+  // Staged: none, but 16-bit pairs in CTAs of 64 threads (the ring of 4 lines) 6; one-warp CTAs of a copy none.
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(512, ElementType::bf16, Operation::sample_pairs)), 0);
+  EXPECT_EQ(min_ctas_per_sm(w16_spec(256, ElementType::bf16, Operation::sample_pairs)), 6);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(258, ElementType::f16, Operation::sample_pairs)), 6);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(2048, ElementType::bf16, Operation::sample_pairs)), 0);  // one-warp CTAs
   EXPECT_EQ(min_ctas_per_sm(w16_spec(258, ElementType::f32)), 0);
@@ -309,13 +311,13 @@ TEST(NarrowTypes, HostConversionsAndTheTableRows) {
 }
 
 // Staged pass 1 (docs/DESIGN.md section 14): the plain sample kernel over 4- or 8-byte columns from 9 blocks on (8 for
-// pairs); a ring of 8 lines in one-warp CTAs for rows of at least 16 lines of blocks, else 4 lines in two-warp CTAs;
+// pairs); a ring of 8 lines in one-warp CTAs for rows of at least 8 lines of blocks, else 4 lines in two-warp CTAs;
 // everything else keeps the register loads. Rows that packed tightly would not start on 16 bytes, or whose block 0 is
 // not on the first column of a 16-byte copy, are staged anywhere (memory's own 16 bytes a copy).
 TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f32)), 8);                // 32 lines of blocks: the deep ring
-  EXPECT_EQ(pass1_stages(w16_spec(512, ElementType::f32)), 8);                 // 16 lines
-  EXPECT_EQ(pass1_stages(w16_spec(496, ElementType::f32)), 4);                 // 15.5 lines
+  EXPECT_EQ(pass1_stages(w16_spec(256, ElementType::f32)), 8);                 // 8 lines
+  EXPECT_EQ(pass1_stages(w16_spec(248, ElementType::f32)), 4);                 // 7.75 lines
   EXPECT_EQ(pass1_stages(w16_spec(144, ElementType::f32)), 4);                 // 9 blocks
   EXPECT_EQ(pass1_stages(w16_spec(128, ElementType::f32)), 0);                 // 8 blocks
   EXPECT_EQ(pass1_stages(w16_spec(1000, ElementType::f32)), 8);                // remnant of 8 columns searched linearly
@@ -346,7 +348,8 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(w16_spec(71, ElementType::f64)), 0);                  // 4 blocks and a remnant searched
   EXPECT_EQ(pass1_stages(w16_spec(127, ElementType::bf16, Operation::sample_pairs)), 0);  // pairs: from 8 blocks
   EXPECT_EQ(pass1_stages(w16_spec(1024, ElementType::f64)), 8);                // 8-byte columns, 2 a copy
-  EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 4);                 // remnant of 8: 12.5 lines
+  EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 8);                 // remnant of 8: 12 lines of blocks
+  EXPECT_EQ(pass1_stages(w16_spec(111, ElementType::f64)), 4);                 // 7 lines (odd K, a remnant padded)
   EXPECT_EQ(pass1_stages(w16_spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(1001, ElementType::f64)));        // ... anywhere
   EXPECT_EQ(pass1_stages(w16_spec(1002, ElementType::f64, Operation::sample, 7)), 8);             // padded by 6
@@ -378,14 +381,19 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(g.blocks_in_flight, 2);
   EXPECT_EQ(g.static_shared_bytes, 8 * 32 * 128 + 64 * 32 * 4);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(2048, ElementType::f32)), 0);
-  // In the shallow ring: two-warp CTAs; f64 keeps 32 running totals beside it, one block a line.
-  const LaunchGeometry shallow = launch_geometry(w16_spec(256, ElementType::f32));
+  // In the shallow ring (blocks of less than 1 KiB a row): two-warp CTAs (W = 8, whose rows no warp copies); f64 from
+  // 1 KiB in the deep ring, one block a line (rows too long for a warp's copy).
+  KernelSpec w8 = w16_spec(200, ElementType::f32, Operation::sample, 7);
+  w8.W = 8;
+  const LaunchGeometry shallow = launch_geometry(w8);
+  EXPECT_EQ(pass1_stages(w8), 4);
   EXPECT_EQ(shallow.threads_per_cta, 64);
-  EXPECT_EQ(shallow.static_shared_bytes, 4 * 64 * 128 + 16 * 64 * 4);
+  EXPECT_EQ(shallow.static_shared_bytes, 4 * 64 * 128 + 25 * 64 * 4);
   const LaunchGeometry f64 = launch_geometry(w16_spec(200, ElementType::f64));
-  EXPECT_EQ(f64.threads_per_cta, 64);
+  EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 8);
+  EXPECT_EQ(f64.threads_per_cta, 32);
   EXPECT_EQ(f64.blocks_in_flight, 1);
-  EXPECT_EQ(f64.static_shared_bytes, 4 * 64 * 128 + 12 * 64 * 8);
+  EXPECT_EQ(f64.static_shared_bytes, 8 * 32 * 128 + 12 * 32 * 8);
 }
 
 // Pass 1's slots hold row s ^ (r & 3) (block_total's first two levels without selects), or row s for rows loaded whole
@@ -410,26 +418,40 @@ TEST(KernelSpec, SlotsInRowOrderRule) {
 }
 
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
-// kernels staged anywhere whose warps' copies fit the static shared memory beside the running totals, one weight per
-// column at W = 16. The copies and the ring share pass 1's lines.
+// the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
+// over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the
+// CTA is the largest, up to the kernel's own, whose copies fit the static shared memory beside the running totals. A
+// staged kernel's copies and ring share pass 1's lines.
 TEST(KernelSpec, WarpRowsCopyRule) {
   EXPECT_TRUE(copies_warp_rows(w16_spec(127, ElementType::f32)));   // 8 blocks, 508 bytes a row: within the ring
-  EXPECT_TRUE(copies_warp_rows(w16_spec(89, ElementType::f32)));    // the shortest staged odd K
-  EXPECT_TRUE(copies_warp_rows(w16_spec(129, ElementType::f32)));   // 32 rows of 516 bytes: more than the ring
-  EXPECT_TRUE(copies_warp_rows(w16_spec(179, ElementType::f32)));   // 44.8 KiB of copies, 2.8 KiB of totals
-  EXPECT_FALSE(copies_warp_rows(w16_spec(181, ElementType::f32)));  // past the 48 KiB of static shared memory
-  EXPECT_TRUE(copies_warp_rows(w16_spec(138, ElementType::f32)));   // even K off 16 bytes, staged anywhere
-  EXPECT_TRUE(copies_warp_rows(w16_spec(81, ElementType::f64)));    // 648 bytes a row
-  EXPECT_FALSE(copies_warp_rows(w16_spec(99, ElementType::f64)));   // 792 bytes a row: 49.5 KiB of copies
-  EXPECT_TRUE(copies_warp_rows(w16_spec(87, ElementType::f32)));    // 5 blocks: staged for the copy
-  EXPECT_TRUE(copies_warp_rows(w16_spec(73, ElementType::f32)));    // 5 blocks, a remnant of 9 padded
-  EXPECT_TRUE(copies_warp_rows(w16_spec(79, ElementType::f64)));    // 5 blocks of 8-byte weights
-  EXPECT_FALSE(copies_warp_rows(w16_spec(71, ElementType::f32)));   // 4 blocks: row slots
-  EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f32)));  // rows on 16 bytes: the ring reads them as they lie
-  EXPECT_FALSE(copies_warp_rows(w16_spec(255, ElementType::bf16, Operation::sample_pairs)));  // pairs: not yet
+  EXPECT_TRUE(copies_warp_rows(w16_spec(48, ElementType::f32)));    // 3 blocks, loaded whole into registers otherwise
+  EXPECT_FALSE(copies_warp_rows(w16_spec(40, ElementType::f32)));   // 2 blocks
+  EXPECT_TRUE(copies_warp_rows(w16_spec(128, ElementType::f32)));   // rows on 16 bytes too
+  EXPECT_TRUE(copies_warp_rows(w16_spec(350, ElementType::f32)));   // 43.8 KiB a warp
+  EXPECT_FALSE(copies_warp_rows(w16_spec(360, ElementType::f32)));  // 45.0 KiB and a granule a warp
+  EXPECT_TRUE(copies_warp_rows(w16_spec(63, ElementType::f64)));    // 4 blocks of 8-byte weights, one padded
+  EXPECT_FALSE(copies_warp_rows(w16_spec(64, ElementType::f64)));   // rows of whole lines
+  EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f64)));
+  EXPECT_TRUE(copies_warp_rows(w16_spec(175, ElementType::f64)));   // 43.8 KiB a warp
+  EXPECT_TRUE(copies_warp_rows(w16_spec(63, ElementType::bf16, Operation::sample_pairs)));   // 2 blocks of pairs
+  EXPECT_TRUE(copies_warp_rows(w16_spec(255, ElementType::f16, Operation::sample_pairs)));   // odd K, staged
+  EXPECT_TRUE(copies_warp_rows(w16_spec(700, ElementType::bf16, Operation::sample_pairs)));  // 43.8 KiB a warp
+  EXPECT_FALSE(copies_warp_rows(w16_spec(720, ElementType::bf16, Operation::sample_pairs)));
+  EXPECT_FALSE(copies_warp_rows(w16_spec(255, ElementType::bf16)));  // single 16-bit weights
+  EXPECT_FALSE(copies_warp_rows(w16_spec(128, ElementType::f32, Operation::sample_pairs)));  // pairs of f32
   EXPECT_EQ(warp_copy_words(w16_spec(127, ElementType::f32)), 32 * 127 + 8);  // 4064 words and two granules' slack
+  // The CTA: the ring's two warps while their copies fit beside the ring (f32 K = 127) or in its place (K = 129),
+  // one warp past that (K = 255); 128 threads for rows loaded into registers (K = 48), fewer where the copies need
+  // it (f64 K = 120: 30 KiB a warp).
   EXPECT_EQ(pass1_lines_bytes(w16_spec(127, ElementType::f32)), 4 * 64 * 128);  // the ring's 32 KiB hold the copies
   EXPECT_EQ(pass1_lines_bytes(w16_spec(129, ElementType::f32)), 2 * (32 * 129 + 8) * 4);  // the copies are larger
+  EXPECT_EQ(launch_geometry(w16_spec(129, ElementType::f32)).threads_per_cta, 64);
+  EXPECT_EQ(launch_geometry(w16_spec(255, ElementType::f32)).threads_per_cta, 32);
+  EXPECT_EQ(launch_geometry(w16_spec(48, ElementType::f32)).threads_per_cta, 128);
+  EXPECT_EQ(pass1_lines_bytes(w16_spec(48, ElementType::f32)), 4 * (32 * 48 + 8) * 4);
+  const LaunchGeometry f64 = launch_geometry(w16_spec(120, ElementType::f64));
+  EXPECT_EQ(f64.threads_per_cta, 32);
+  EXPECT_EQ(f64.static_shared_bytes, f64.chunks * 32 * 8 + (32 * 120 + 2) * 8 + 8);  // totals, the copy, an mbarrier
   KernelSpec w8 = w16_spec(127, ElementType::f32);
   w8.W = 8;
   EXPECT_FALSE(copies_warp_rows(w8));
@@ -457,11 +479,11 @@ TEST(KernelSpec, ChosenTileStashRule) {
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_FALSE(stashes_chosen_tile(logits));
-  // Tiles of their own beside the running totals (W x (W + 1) pairs a group, 8 groups); a staged kernel's ring holds
-  // them without more shared memory.
+  // Tiles of their own beside the running totals (W x (W + 1) pairs a group, here 4 groups in CTAs of 64 threads,
+  // beside the warps' copies and their mbarriers); a staged kernel's ring holds them without more shared memory.
   const KernelSpec pairs = w16_spec(200, ElementType::bf16, Operation::sample_pairs);
   const LaunchGeometry g = launch_geometry(pairs);
-  EXPECT_EQ(g.static_shared_bytes, g.chunks * 128 * 4 + 8 * 16 * 17 * 4);
+  EXPECT_EQ(g.static_shared_bytes, g.chunks * 64 * 4 + 2 * warp_copy_words(pairs) * 2 + 2 * 8 + 4 * 16 * 17 * 4);
   EXPECT_EQ(launch_geometry(w16_spec(4096, ElementType::bf16, Operation::sample_pairs)).static_shared_bytes,
             8 * 32 * 128 + 64 * 32 * 4);
 }

@@ -8,10 +8,18 @@
 #include <algorithm>
 #include <bit>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 namespace bfly::gen::emit {
 namespace {
+
+// Pass 1's loop over the blocks of a warp's copy (copied_block_loop) is unrolled whole up to this many blocks, else by
+// kCopiedUnroll. On the H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-copy-unroll-*-sampling.csv), unrolled by
+// 1, 2 or 4 past 8 blocks, f32 K = 150-350 and f64 K = 131-179 read the same within 0.02, bf16 K = 580-700 0.95-0.98
+// by 4 where 1 or 2 fell to 0.86-0.88 at some K (K = 600 by 2, 700 by 1).
+constexpr int kCopiedWholeUnrollBlocks = 8;
+constexpr int kCopiedUnroll = 4;
 
 // The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
 // 0): the only tiles where a pair of a row of odd K has a weight outside its row.
@@ -29,7 +37,7 @@ std::string rows_list(int bit, int W) {
 // Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
 // With low_out (sample_pairs), pair_low receives the running total before the column found.
 void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  bool stash, bool staged, CodeWriter& w);
+                  bool stash, bool staged, bool copies, CodeWriter& w);
 // The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w);
 // Pass 1's blocks (Algorithm 8 lines 13-34), after the remnant: loads, block totals and the running totals kept.
@@ -137,10 +145,10 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
     w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
            steps + 1);
-    if (copies_warp_rows(spec))
-      w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at "
-             "either end", warp_copy_words(spec));
   }
+  if (copies_warp_rows(spec))
+    w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at "
+           "either end", warp_copy_words(spec));
   if (pass1_stages(spec) > 0 || stashes_chosen_tile(spec))
     w.line("typedef {} Column;  // one table column of a row in memory ({} bytes)",
            pairs ? "bfly::WeightPair<T>" : "T", spec.weights_per_column() * size_of(spec.type));
@@ -224,6 +232,10 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     w.line("// Every weight is checked once, when its block is used: bit k of `bad` marks an unusable weight of row k.");
     auto body = w.scope("__device__ __forceinline__ void check_block(const " + S + " (&a)[W], unsigned int& bad)");
     for (int k = 0; k < spec.W; ++k) w.line("if (!bfly::valid_weight(a[{0}])) bad |= 1u << {0};", k);
+  }
+  if (copies_warp_rows(spec)) {
+    w.blank();
+    load_chosen_from_copy(spec, w);
   }
   w.blank();
   w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
@@ -359,6 +371,70 @@ void odd_pairs_load_chosen_blocks(const KernelSpec& spec, CodeWriter& w) {
     w.line("  a[{}] = use && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1) ? "
            "bfly::pair_sum(bfly::load_pair(p)) : S(0); }}{}", k, k + 1 < spec.W ? " row += ld;" : "");
   }
+}
+
+void load_chosen_from_copy(const KernelSpec& spec, CodeWriter& w) {
+  const bool pairs = spec.weights_per_column() == 2, odd = odd_row_pairs(spec);
+  const std::string S(sum_type(spec));
+  comment_paragraph(fmt::format(
+      "Algorithm 10's tile from the warp's copy of rows packed tightly (pass 1's bulk copy): lane r takes column r "
+      "of lane k's chosen block from row k of its group, as load_chosen_blocks takes it from global memory{}.",
+      odd ? ", pairs that hold a weight outside their row reading as zeros" : ""), w);
+  auto body = w.scope(fmt::format("__device__ __forceinline__ void load_chosen_from_copy({} (&a)[W], "
+                                  "const T* group_rows, int rows_left, int block, int r{})",
+                                  S, odd ? ", int phase_even, int phase_odd" : ""));
+  w.line("#pragma unroll");
+  auto loop = w.scope("for (int k = 0; k < W; ++k)");
+  w.line("const int b = __shfl_sync(FULL, block, k, W), c = FIRST_BLOCK_COLUMN + b * W + r;");
+  if (odd) {
+    w.line("const int first = 2 * c - (k % 2 == 0 ? phase_even : phase_odd);  // the pair's first weight in row k");
+    w.line("a[k] = k < rows_left && b < BLOCKS && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1) "
+           "? bfly::pair_sum(bfly::load_pair(group_rows + k * K + first)) : S(0);");
+  } else if (pairs) {
+    w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? bfly::pair_sum(bfly::load_pair(group_rows + k * K + 2 * c)) "
+           ": S(0);");
+  } else {
+    w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? {} : {}(0);", widened(spec, "group_rows[k * K + c]"), S);
+  }
+}
+
+void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const BlockStep& use, CodeWriter& w) {
+  const bool pairs = spec.weights_per_column() == 2, odd = odd_row_pairs(spec);
+  auto copied = w.scope("if (whole_copy)", "the warp's copy");
+  if (odd) {
+    w.line("// Row k's pairs start at group_rows + k * K less its phase, as in global memory (the copy keeps memory's "
+           "16 bytes).");
+    w.line("const T* const copy_even = group_rows - phase_even;  // rows 0, 2, ...");
+    w.line("const T* const copy_odd = group_rows - phase_odd;    // rows 1, 3, ...");
+    w.line("const unsigned int copy_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  "
+           "// bit k: row k's");
+  }
+  w.line("// Lane r takes column r of block b of every row of its group from the copy (slot k: row k), as the register "
+         "loads do.");
+  // Rows of more blocks unroll by kCopiedUnroll (docs/DESIGN.md section 14): unrolled whole, ptxas took 255 registers
+  // and spilled, and f32 K = 256-350 read 0.60-0.91 of the read ceiling instead of 0.98-0.99.
+  if (spec.blocks() <= kCopiedWholeUnrollBlocks) w.line("#pragma unroll");
+  else w.line("#pragma unroll {}", kCopiedUnroll);
+  auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)");
+  w.line("{} a[W];", tile_type);
+  if (odd) {
+    w.line("const int block = b, column = FIRST_BLOCK_COLUMN + b * W + r;");
+    odd_pairs_tile_loads(
+        spec.W,
+        [](int k) { return fmt::format("{} + {} * K + 2 * column", k % 2 == 0 ? "copy_even" : "copy_odd", k); },
+        "copy_phases", [](int k) { return fmt::format("{} < rows_left", k); }, w);
+  } else {
+    w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
+    w.line("#pragma unroll");
+    if (pairs)
+      w.line("for (int k = 0; k < W; ++k) {{ const bfly::WeightPair<T> x = k < rows_left && c >= 0 ? "
+             "bfly::load_pair(group_rows + k * K + 2 * c) : bfly::WeightPair<T>{{}}; "
+             "screen = bfly::screen_pair(screen, x); a[k] = bfly::pair_sum(x); }}");
+    else
+      w.line("for (int k = 0; k < W; ++k) a[k] = k < rows_left && c >= 0 ? {} : {}(0);",
+             widened(spec, "group_rows[k * K + c]"), tile_type);
+  }
+  use("a", "b");
 }
 
 void row_slot_functions(const KernelSpec& spec, CodeWriter& w) {
@@ -538,18 +614,6 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   if (stages_rows_anywhere(spec)) {
     anywhere_staged_load_functions(spec, w);
-    if (copies_warp_rows(spec)) {
-      w.blank();
-      comment_paragraph(
-          "Algorithm 10's tile from the warp's copy of rows packed tightly (pass 1's bulk copy): lane r takes column r "
-          "of lane k's chosen block from row k of its group, as load_chosen_blocks takes it from global memory.", w);
-      auto body = w.scope("__device__ __forceinline__ void load_chosen_from_copy(T (&a)[W], const T* group_rows, "
-                          "int rows_left, int block, int r)");
-      w.line("#pragma unroll");
-      auto loop = w.scope("for (int k = 0; k < W; ++k)");
-      w.line("const int b = __shfl_sync(FULL, block, k, W), c = FIRST_BLOCK_COLUMN + b * W + r;");
-      w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? group_rows[k * K + c] : T(0);");
-    }
     return;
   }
   const bool pairs = spec.weights_per_column() == 2;
@@ -710,18 +774,19 @@ OperationText sample_text(const KernelSpec& spec) {
   t.remnant_element = own_weight(spec, "j");
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r)";
   t.prepare_block = "screen_block({a}, screen)";
-  t.load_chosen = stashes_chosen_tile(spec) ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {}, r)"
-                  : copies_warp_rows(spec)
-                      ? "if (whole_copy) load_chosen_from_copy(a, group_rows, rows_left, {0}, r); "
-                        "else load_chosen_blocks(a, rows, ld, rows_left, {0}, r)"
-                      : "load_chosen_blocks(a, rows, ld, rows_left, {}, r)";
+  const std::string from_memory = stashes_chosen_tile(spec)
+                                      ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {0}, r)"
+                                      : "load_chosen_blocks(a, rows, ld, rows_left, {0}, r)";
+  t.load_chosen = copies_warp_rows(spec)
+                      ? "if (whole_copy) load_chosen_from_copy(a, group_rows, rows_left, {0}, r); else " + from_memory
+                      : from_memory;
   t.remnant_guard = "m < M";
   return t;
 }
 
 OperationText sample_pairs_text(const KernelSpec& spec) {
   OperationText t = sample_text(spec);
-  t.remnant_element = "bfly::pair_sum(bfly::load_pair(my_row + 2 * j))";
+  t.remnant_element = "bfly::pair_sum(bfly::load_pair(" + own_row(spec) + " + 2 * j))";
   t.remnant_is_sum = true;
   // A pair is screened on its bits as loaded, in load_block and load_staged_block: nothing is left for its use.
   t.load_block = "load_block({a}, rows, ld, rows_left, FIRST_BLOCK_COLUMN + ({b}) * W + r, screen)";
@@ -730,7 +795,10 @@ OperationText sample_pairs_text(const KernelSpec& spec) {
     // Rows of odd K, paired by their phase: column j of this lane's row at my_pairs + 2 * j.
     t.remnant_element = "bfly::pair_sum(bfly::own_pair(my_pairs, j, COLUMNS, my_phase))";
     t.load_block = "load_block({a}, rows, ld, rows_left, {b}, r, screen, phase_even, phase_odd, row_phases)";
-    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {}, r, phase_even, phase_odd)";
+    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {0}, r, phase_even, phase_odd)";
+    if (copies_warp_rows(spec))
+      t.load_chosen = "if (whole_copy) load_chosen_from_copy(a, group_rows, rows_left, {0}, r, phase_even, phase_odd); "
+                      "else " + t.load_chosen;
   }
   return t;
 }
@@ -830,10 +898,12 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("const bool whole_copy = ld == K;");
     w.line("const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;");
     w.line("const long long warp_first_row = m - lane;");
-    w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = "
-           "*reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(pass1_lines);");
-    w.line("static_assert(sizeof(rows_copy) <= sizeof(pass1_lines) && sizeof(ring) <= sizeof(pass1_lines), "
-           "\"the ring and the copies share pass 1's lines\");");
+    if (pass1_stages(spec) > 0) {
+      w.line("T (&rows_copy)[THREADS / 32][COPY_WORDS] = "
+             "*reinterpret_cast<T (*)[THREADS / 32][COPY_WORDS]>(pass1_lines);");
+      w.line("static_assert(sizeof(rows_copy) <= sizeof(pass1_lines) && sizeof(ring) <= sizeof(pass1_lines), "
+             "\"the ring and the copies share pass 1's lines\");");
+    }
     w.line("const T* const warp_rows = weights + warp_first_row * K;");
     w.line("const long long warp_end_row = M < warp_first_row + 32 ? M : warp_first_row + 32;");
     w.line("if (whole_copy) bfly::start_rows_copy(&rows_copy[warp][0], &rows_copied[warp], warp_rows, weights + "
@@ -848,7 +918,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
                       "of a row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a "
                       "phase, and so do rows 1, 3, ...", w);
     w.line("const int my_phase = bfly::pair_phase(my_row);");
-    if (spec.linear_remnant()) w.line("const T* const my_pairs = my_row - my_phase;  // column j at my_pairs + 2 * j");
+    if (spec.linear_remnant())
+      w.line("const T* const my_pairs = {} - my_phase;  // column j at my_pairs + 2 * j", own_row(spec));
     if (spec.blocks() > 0) {
       w.line("const int phase_even = bfly::pair_phase(rows), phase_odd = bfly::pair_phase(rows + ld);");
       if (!loads_row_by_slots(spec))
@@ -859,10 +930,10 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
           "by the row's own lane: {}weight K - 1 of a row of phase 0 (column COLUMNS - 1) after them.",
           spec.linear_remnant() ? "" : "weight 0 of a row of phase 1 (column 0) before the blocks, "), w);
       if (!spec.linear_remnant())
-        w.line("const bfly::WeightPair<T> first_alone = m < M && my_phase != 0 ? bfly::lone_pair(my_row) : "
-               "bfly::WeightPair<T>{};");
-      w.line("const bfly::WeightPair<T> last_alone = m < M && my_phase == 0 ? bfly::lone_pair(my_row + (K - 1)) : "
-             "bfly::WeightPair<T>{};");
+        w.line("const bfly::WeightPair<T> first_alone = m < M && my_phase != 0 ? bfly::lone_pair({}) : "
+               "bfly::WeightPair<T>{{}};", own_row(spec));
+      w.line("const bfly::WeightPair<T> last_alone = m < M && my_phase == 0 ? bfly::lone_pair({} + (K - 1)) : "
+             "bfly::WeightPair<T>{{}};", own_row(spec));
       if (!spec.linear_remnant()) w.line("screen = bfly::screen_pair(screen, first_alone);");
       w.line("screen = bfly::screen_pair(screen, last_alone);");
     }
@@ -878,7 +949,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
     } else if (screens_weights(spec) && spec.weights_per_column() == 2) {
-      w.line("const bfly::WeightPair<T> pair = bfly::load_pair(my_row + 2 * j);");
+      w.line("const bfly::WeightPair<T> pair = bfly::load_pair({} + 2 * j);", own_row(spec));
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
     } else {
@@ -945,26 +1016,17 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
     const bool copies = copies_warp_rows(spec);
-    if (copies)
+    if (copies && stages_rows_anywhere(spec))
       w.line("const bool staged = !whole_copy && bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, "
              "the array's start on 16 bytes");
+    else if (copies)
+      w.line("const bool staged = !whole_copy && bfly::rows_on_16_bytes(weights, ld);");
     else if (stages_rows_anywhere(spec))
       w.line("const bool staged = bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start "
              "on 16 bytes");
     else
       w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
-    if (copies) {
-      auto copied = w.scope("if (whole_copy)", "the warp's copy");
-      w.line("// Lane r takes column r of block b of every row of its group from the copy (slot k: row k), as the "
-             "register loads do.");
-      w.line("#pragma unroll");
-      auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)");
-      w.line("{} a[W];", S);
-      w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
-      w.line("#pragma unroll");
-      w.line("for (int k = 0; k < W; ++k) a[k] = k < rows_left && c >= 0 ? group_rows[k * K + c] : T(0);");
-      use_and_store("a", "b");
-    }
+    if (copies) copied_block_loop(spec, S, use_and_store, w);
     {
       auto staged = w.scope("if (staged)", "staged loads");
       staged_block_loop(spec, geometry.blocks_in_flight, S, total_and_store, w);
@@ -977,6 +1039,14 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
     block_loop(spec.blocks(), in_flight, S, load_tile, use_and_store, w, "REGISTER_BLOCKS_IN_FLIGHT");
     return;
   }
+  const bool copies = copies_warp_rows(spec);
+  if (copies) {
+    w.line("// Algorithm 8 lines 13-34 for each block: from the warp's copy of its rows when they are packed tightly,");
+    w.line("// else loaded into registers; the table of each block, its total added to the running total.");
+    copied_block_loop(spec, S, use_and_store, w);
+  }
+  std::optional<CodeWriter::Scope> registers;
+  if (copies) registers.emplace(w, "if (!whole_copy)", "register loads");
   if (loads_row_by_slots(spec)) {
     w.line("// Algorithm 8 lines 13-34 for each block: transposed loads through the row slots, the block totals.");
     w.line("const RowSlots slots = plan_row_slots(weights, rows, ld, rows_left, r);");
@@ -1101,12 +1171,17 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
   w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
          sum_type(spec));
-  if (copies_warp_rows(spec)) {
+  if (copies_warp_rows(spec) && pass1_stages(spec) > 0) {
     w.line("// Pass 1's lines: the ring of each row, or each warp's copy of its rows (a launch uses one of them).");
     w.line("__shared__ __align__(16) unsigned char pass1_lines[{}];", pass1_lines_bytes(spec));
     w.line("Column (&ring)[THREADS / W][W][RING_COLUMNS] = *reinterpret_cast<Column (*)[THREADS / W][W][RING_COLUMNS]>"
            "(pass1_lines);");
     w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
+  } else if (copies_warp_rows(spec)) {
+    w.line("__shared__ __align__(16) T rows_copy[THREADS / 32][COPY_WORDS];  // each warp's copy of its rows (ld = K)");
+    w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
+    if (stashes_chosen_tile(spec))
+      w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles (ld != K), as loaded");
   } else if (pass1_stages(spec) > 0) {
     w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
   }
@@ -1271,13 +1346,13 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
         w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
       }
     } else {
-      pass2_blocks(geometry, op, S, pairs, stash, pass1_stages(spec) > 0, w);
+      pass2_blocks(geometry, op, S, pairs, stash, pass1_stages(spec) > 0, copies_warp_rows(spec), w);
     }
     if (spec.linear_remnant()) {
       w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
       auto guard = w.scope("if (valid && target < remnant_total)");
       linear_search();
-      if (stash) w.line("chosen = bfly::load_pair(my_row + 2 * draw);  // the drawn pair, loaded again");
+      if (stash) w.line("chosen = bfly::load_pair({} + 2 * draw);  // the drawn pair, loaded again", own_row(spec));
     }
   }
   if (odd_row_pairs(spec)) {
@@ -1288,8 +1363,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     {
       auto pick = w.scope("if (valid && draw >= 0)");
       w.line("const int first = 2 * draw - my_phase;");
-      w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);", widened(spec, "my_row[first]"),
-             S);
+      w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);",
+             widened(spec, own_weight(spec, "first")), S);
     }
     if (spec.blocks() > 0) {
       w.line("// The weights summed alone, outside the blocks' table: weight K - 1 of a row of phase 0 after it{}",
@@ -1303,12 +1378,12 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("// running total before the pair plus the first weight, else the second. (A padded column, draw < 0, and a");
     w.line("// zero weight reached through rounding are drawn again sequentially below.)");
     w.line("if (valid && draw >= 0) draw = 2 * draw + (target < pair_low + {} ? 0 : 1);",
-           stash ? "bfly::pair_first(chosen)" : widened(spec, "my_row[2 * draw]"));
+           stash ? "bfly::pair_first(chosen)" : widened(spec, own_weight(spec, "2 * draw")));
   }
 }
 
 void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  bool stash, bool staged, CodeWriter& w) {
+                  bool stash, bool staged, bool copies, CodeWriter& w) {
   if (stash && staged) {
     w.line("// Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.");
     w.line("bfly::wait_copies<0>();");
@@ -1352,12 +1427,16 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     auto tile = w.scope("");
     w.line("{} a[W];", S);
     w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
-    if (stash) w.line("__syncwarp();  // the tile is stashed");
+    if (stash) w.line("__syncwarp();  // the tile is stashed{}", copies ? " (ld != K)" : "");
     w.line("build_table(a, r);");
     if (stash) {
       w.line("const int column = search_block(a, r, target, low, high);");
       w.line("draw = FIRST_BLOCK_COLUMN + block * W + column;");
-      w.line("chosen = stash[r * (W + 1) + column];  // the drawn pair as loaded");
+      if (copies)
+        w.line("chosen = !whole_copy ? stash[r * (W + 1) + column] : draw >= 0 ? bfly::load_pair(group_rows + r * K + "
+               "2 * draw) : Column{};  // the drawn pair (as loaded, or from the copy)");
+      else
+        w.line("chosen = stash[r * (W + 1) + column];  // the drawn pair as loaded");
     } else {
       w.line("draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);");
     }

@@ -27,6 +27,12 @@ inline std::string own_weight(const KernelSpec& spec, std::string_view index) {
   return "(whole_copy ? group_rows[r * K + " + std::string(index) + "] : " + global + ")";
 }
 
+// This lane's own row: in the warp's copy when the kernel copied its rows (copies_warp_rows), else in global memory.
+// A pointer to either (generic addressing), for the pair loads of the remnant and of pass 2's pick.
+inline std::string own_row(const KernelSpec& spec) {
+  return copies_warp_rows(spec) ? "(whole_copy ? group_rows + r * K : my_row)" : "my_row";
+}
+
 // The row kernel over pairs at odd K (sample_pairs, KernelSpec::pairs_by_phase).
 inline bool odd_row_pairs(const KernelSpec& spec) {
   return spec.operation == Operation::sample_pairs && spec.pairs_by_phase();
@@ -140,6 +146,13 @@ void row_slot_functions(const KernelSpec& spec, CodeWriter& w);
 // Pass 1's block totals over the staged loads' or the row slots' permuted slots, slot s of lane r holding row
 // s ^ (r & (permuted - 1)) of the tile: `template <typename V> V block_total(V (&a)[W], int r)`.
 void block_total(int W, CodeWriter& w, int permuted);
+
+// Algorithm 10's tile from the warp's copy of rows packed tightly (copies_warp_rows): load_chosen_from_copy, as
+// load_chosen_blocks reads global memory (one weight or one pair a column; over pairs at odd K with the rows' phases).
+void load_chosen_from_copy(const KernelSpec& spec, CodeWriter& w);
+// Pass 1's blocks from the warp's copy (`if (whole_copy)`): lane r takes column r of block b of every row of its group
+// (slot k: row k), as the register loads do, and `use` builds and adds each block.
+void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const BlockStep& use, CodeWriter& w);
 
 // Kernel body sections filled into the skeleton.
 void shared_memory(const KernelSpec& spec, CodeWriter& w);

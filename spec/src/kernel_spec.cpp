@@ -152,9 +152,15 @@ bool stages_blocks(const KernelSpec& spec) {
 // ring read f32 K = 512-2048 at 0.94-0.95 of the read ceiling against 0.90-0.93, f64 K = 256-4096 at 0.93-0.97
 // against 0.90-0.94 and bf16 K = 1000-3000 at 0.87-0.93 against 0.82-0.91, and lost on short rows (f32 K = 200, 7
 // lines: 0.88 against 0.93; bf16 K = 256, 4 lines: 0.78 against 0.89), where 5 warps an SM leave too little in flight
-// for the other work of a row. Either way the rings and at most 64 running totals per row (32 in f64 with 2 warps)
-// fit kMaxStaticShared.
-constexpr int kDeepRingLines = 16;
+// for the other work of a row. The threshold was 16 lines until rows short enough for a warp's copy
+// (copies_warp_rows) took the copy: from 8 lines the deep ring read f32 K = 360-500 at 0.90-0.97 against 0.85-0.93,
+// f64 K = 180-224 at 0.95-0.97 against 0.91-0.93 and bf16 K = 720, 800 and 1002 at 0.90-0.95 against 0.86-0.90
+// (bench/results/h100-80gb-hbm3-2026-11-27-deep-ring-lines-*-sampling.csv, the same binary and a switch, twice in
+// turn). Either way the rings and at most 64 running totals per row (32 in f64 with 2 warps) fit
+// kMaxStaticShared. Odd K over pairs keeps the threshold of 16 lines: from 8, bf16 K = 1001 read 0.82-0.83 against
+// 0.84-0.85 (-deep-ring-lines-bf16-sampling.csv, -2026-11-27-odd-pairs-ring-sampling.csv).
+constexpr int kDeepRingLines = 8;
+constexpr int kDeepRingLinesOddPairs = 16;
 constexpr int kStagedMaxChunks = 64;
 struct StagedRing {
   int stages;       // lines per row: a power of two, the ring is indexed with a mask
@@ -163,7 +169,8 @@ struct StagedRing {
 };
 StagedRing staged_ring(const KernelSpec& spec) {
   const int block_bytes = spec.blocks() * spec.W * column_bytes(spec);
-  StagedRing ring = block_bytes >= kDeepRingLines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
+  const int deep_lines = spec.pairs_by_phase() ? kDeepRingLinesOddPairs : kDeepRingLines;
+  StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
   const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
   const int total_bytes = ring.threads * size_of(accumulator_of(spec.type));  // one running total of every row
   ring.max_chunks = std::min(kStagedMaxChunks, (kMaxStaticShared - ring_bytes) / total_bytes);
@@ -383,23 +390,83 @@ namespace {
 int running_total_bytes(const KernelSpec& spec) {
   return size_of(accumulator_of(spec.type)) * (spec.input == InputKind::logits ? 2 : 1);
 }
-// A kernel staged anywhere, one weight a column at W = 16, may copy its warps' rows (copies_warp_rows).
+// The kernels that may copy their warps' rows (copies_warp_rows, docs/DESIGN.md section 14, "Short rows in one copy"):
+// the plain sample kernel at W = 16, one weight a column (f32, f64) or 16-bit pairs, whose warps' copies are at most
+// kMaxWarpCopyBytes. Measured on the H100 at 1 GiB against the rule before it (copies for rows staged anywhere only;
+// bench/results/h100-80gb-hbm3-2026-11-27-copy-rule-*-sampling.csv, the same binary and a switch, twice in turn): rows
+// of at least 3 blocks (2 over pairs) gained, f32 and f64 rows of 2 blocks lost up to 0.07 (f32 K = 31-40), f64 rows of
+// whole 128-byte lines lost 0.02-0.03 (K = 64 and 128, which the register loads read at the ceiling), and copies of
+// more than 45 KiB a warp (4 one-warp CTAs an SM: f32 K = 360, bf16 K = 720) lost 0.01-0.1.
+constexpr int kCopiedMinBlocks = 3;       // one weight a column
+constexpr int kCopiedPairsMinBlocks = 2;  // 16-bit pairs
+constexpr int kMaxWarpCopyBytes = 45 * 1024;
 bool warp_copy_eligible(const KernelSpec& spec) {
-  return stages_rows_anywhere(spec) && spec.W == 16 && spec.weights_per_column() == 1;
+  const bool pairs = spec.weights_per_column() == 2;
+  if (!plain_sample(spec) || spec.W != 16 || pairs != is_narrow(spec.type)) return false;  // f32, f64, 16-bit pairs
+  if (spec.type == ElementType::f64 && !pairs && spec.K * 8 % kStageRowBytes == 0) return false;  // whole lines
+  if (warp_copy_words(spec) * size_of(spec.type) > kMaxWarpCopyBytes) return false;
+  return spec.blocks() >= (pairs ? kCopiedPairsMinBlocks : kCopiedMinBlocks);
 }
-// The ring's bytes in a CTA of `threads`; with the warps' copies, the larger of the ring and the copies (the two
-// share their bytes: a launch uses one).
+// The ring's bytes in a CTA of `threads`, and the warps' copies'; a staged kernel that copies holds the larger of the
+// two (they share their bytes: a launch uses one).
 int ring_bytes(const KernelSpec& spec, int threads) { return staged_ring(spec).stages * threads * kStageRowBytes; }
-int ring_or_copies_bytes(const KernelSpec& spec, int threads) {
-  return std::max(ring_bytes(spec, threads), threads / 32 * warp_copy_words(spec) * size_of(spec.type));
+int copies_bytes(const KernelSpec& spec, int threads) {
+  return threads / 32 * warp_copy_words(spec) * size_of(spec.type);
 }
-// The shared memory of pass 1's lines for a kernel that copies its warps' rows, beside its running totals
-// (`totals_bytes`): ring_or_copies_bytes and an mbarrier a warp; 0 when that would not fit the static shared memory,
-// or the kernel does not qualify.
-int warp_copies_shared_bytes(const KernelSpec& spec, int threads, int totals_bytes) {
-  if (!warp_copy_eligible(spec)) return 0;
-  const int bytes = ring_or_copies_bytes(spec, threads) + threads / 32 * 8;
-  return totals_bytes + bytes <= kMaxStaticShared ? bytes : 0;
+int ring_or_copies_bytes(const KernelSpec& spec, int threads) {
+  return std::max(ring_bytes(spec, threads), copies_bytes(spec, threads));
+}
+// The shared memory of a kernel that copies its warps' rows in CTAs of `threads`, beyond its running totals: pass 1's
+// lines (the copies, or for a staged kernel the larger of the copies and the ring), an mbarrier a warp, and the chosen
+// tiles of a kernel that loads into registers and keeps them (stashes_chosen_tile, for rows with ld != K).
+int warp_copies_extra_bytes(const KernelSpec& spec, const LaunchGeometry& g) {
+  const bool staged = stages_blocks(spec);
+  const int lines = staged ? ring_or_copies_bytes(spec, g.threads_per_cta) : copies_bytes(spec, g.threads_per_cta);
+  const int stash = !staged && stash_eligible(spec) && stash_fits(spec, g) ? stash_bytes(spec, g.threads_per_cta) : 0;
+  return lines + g.threads_per_cta / 32 * 8 + stash;
+}
+
+// launch_geometry's row kernels (sample, sample_pairs, lda_z, lda_z_doc); `copies` (if not null) says whether the
+// kernel copies its warps' rows.
+LaunchGeometry row_kernel_geometry(const KernelSpec& spec, bool* copies) {
+  LaunchGeometry g;
+  const bool per_group = item_per_group(spec.operation);
+  const bool staged = stages_blocks(spec);
+  g.threads_per_cta = per_group ? kDocThreadsPerCta : staged ? staged_ring(spec).threads : kThreadsPerCta;
+  g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
+  const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
+  const int max_chunks = staged ? staged_ring(spec).max_chunks : kMaxChunks;
+  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + max_chunks - 1) / max_chunks;
+  g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
+  // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
+  g.static_shared_bytes = g.chunks * g.threads_per_cta * running_total_bytes(spec);
+  if (per_group) {
+    const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
+    g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
+    if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
+  }
+  g.blocks_in_flight = std::clamp(blocks, 1, kRegisterBlocksInFlight);
+  if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
+  if (staged)  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
+    g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
+  if (copies != nullptr) *copies = false;
+  // A kernel that copies its warps' rows takes the largest CTA, up to its own, whose copies fit the static shared
+  // memory beside its running totals (copies_warp_rows; fewer threads, fewer copies a CTA).
+  if (warp_copy_eligible(spec)) {
+    for (LaunchGeometry c = g; c.threads_per_cta >= 32; c.threads_per_cta /= 2) {
+      c.rows_per_cta = c.threads_per_cta;
+      c.static_shared_bytes = c.chunks * c.threads_per_cta * running_total_bytes(spec);
+      c.static_shared_bytes += warp_copies_extra_bytes(spec, c);
+      if (c.static_shared_bytes > kMaxStaticShared) continue;
+      if (copies != nullptr) *copies = true;
+      return c;
+    }
+  }
+  if (staged)
+    g.static_shared_bytes += ring_bytes(spec, g.threads_per_cta);
+  else if (stash_eligible(spec) && stash_fits(spec, g))
+    g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
+  return g;
 }
 }  // namespace
 
@@ -431,31 +498,7 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
     g.static_shared_bytes = g.rows_per_cta * (spec.K | 1) * size_of(accumulator_of(spec.type));
     return g;
   }
-  const bool per_group = item_per_group(spec.operation);
-  const bool staged = stages_blocks(spec);
-  g.threads_per_cta = per_group ? kDocThreadsPerCta : staged ? staged_ring(spec).threads : kThreadsPerCta;
-  g.rows_per_cta = per_group ? g.threads_per_cta / spec.W : g.threads_per_cta;
-  const int blocks = spec.blocks();  // a row of at most one block keeps no running totals in shared memory
-  const int max_chunks = staged ? staged_ring(spec).max_chunks : kMaxChunks;
-  g.chunk_blocks = blocks <= 1 ? 0 : (blocks + max_chunks - 1) / max_chunks;
-  g.chunks = blocks <= 1 ? 0 : (blocks + g.chunk_blocks - 1) / g.chunk_blocks;
-  // The running totals in the accumulator; logits also keep the row maximum each total was summed under.
-  g.static_shared_bytes = g.chunks * g.threads_per_cta * running_total_bytes(spec);
-  if (per_group) {
-    const long long theta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
-    g.theta_in_shared = g.static_shared_bytes + theta_bytes <= kMaxStaticShared;
-    if (g.theta_in_shared) g.static_shared_bytes += static_cast<int>(theta_bytes);
-  }
-  g.blocks_in_flight = std::clamp(blocks, 1, kRegisterBlocksInFlight);
-  if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
-  if (staged) {  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
-    g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
-    const int copies = warp_copies_shared_bytes(spec, g.threads_per_cta, g.static_shared_bytes);
-    g.static_shared_bytes += copies > 0 ? copies : ring_bytes(spec, g.threads_per_cta);
-  } else if (stash_eligible(spec) && stash_fits(spec, g)) {
-    g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
-  }
-  return g;
+  return row_kernel_geometry(spec, nullptr);
 }
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
@@ -481,14 +524,17 @@ int warp_copy_words(const KernelSpec& spec) {
 // 0.82-0.90 -> 0.96-0.98, f64 K = 81-89 0.89-0.92 -> 0.95-0.97.
 bool copies_warp_rows(const KernelSpec& spec) {
   if (!warp_copy_eligible(spec)) return false;
-  const LaunchGeometry g = launch_geometry(spec);
-  return warp_copies_shared_bytes(spec, g.threads_per_cta, g.chunks * g.threads_per_cta * running_total_bytes(spec)) > 0;
+  spec.validate();
+  bool copies = false;
+  row_kernel_geometry(spec, &copies);
+  return copies;
 }
 
 int pass1_lines_bytes(const KernelSpec& spec) {
-  if (pass1_stages(spec) == 0) return 0;
+  const bool staged = pass1_stages(spec) > 0, copies = copies_warp_rows(spec);
   const int threads = launch_geometry(spec).threads_per_cta;
-  return copies_warp_rows(spec) ? ring_or_copies_bytes(spec, threads) : ring_bytes(spec, threads);
+  if (copies) return staged ? ring_or_copies_bytes(spec, threads) : copies_bytes(spec, threads);
+  return staged ? ring_bytes(spec, threads) : 0;
 }
 
 bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
@@ -529,7 +575,10 @@ int permuted_slot_rows(const KernelSpec& spec) {
 }
 
 int min_ctas_per_sm(const KernelSpec& spec) {
-  if (loads_whole_row(spec)) return size_of(spec.type) == 8 ? 4 : 6;
+  // The occupancies below were measured in CTAs of 128 threads; a kernel that copies its warps' rows in smaller CTAs
+  // (copies_warp_rows) asks for as many more of them, the same registers a thread.
+  const int per_128_threads = plain_sample(spec) ? kThreadsPerCta / launch_geometry(spec).threads_per_cta : 1;
+  if (loads_whole_row(spec)) return (size_of(spec.type) == 8 ? 4 : 6) * per_128_threads;
   // Staged pass 1: shared memory bounds the CTAs per SM (5-6 of 34-41 KiB on the H100), not registers, but for 16-bit
   // pairs in CTAs of 64 threads (the ring of 4 lines), held to 6 CTAs (at most 170 registers): ptxas had given f16
   // K = 250 and 258 255 registers (bf16 168, the same instructions), 4 CTAs an SM, and they read 0.70 and 0.71 of the
@@ -543,11 +592,11 @@ int min_ctas_per_sm(const KernelSpec& spec) {
   // (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-hints-cap-sampling.csv), bf16 K = 160, 199, 200 and 224
   // read 0.02-0.07 more of the read ceiling at 6 than at 7 (f16 0.02-0.13), K = 140 and 150 within 0.002; with no
   // cap bf16 K = 160 and 224 gained nothing.
-  if (plain_sample(spec) && is_narrow(spec.type) && loads_row_by_slots(spec)) return 6;
+  if (plain_sample(spec) && is_narrow(spec.type) && loads_row_by_slots(spec)) return 6 * per_128_threads;
   // 16-bit weights streamed block by block: 7 CTAs per SM (at most 73 registers instead of 72-80, 6 CTAs). On the
   // H100 at 1 GiB that read bf16 at 0.64 of the read ceiling instead of 0.49 at K = 256 (0.61 against 0.54 at
   // K = 1024); 8 CTAs spilled and gained less, and f32 gained nothing from either (bench/RESULTS.md).
-  if (plain_sample(spec) && is_narrow(spec.type) && spec.blocks() >= 1) return 7;
+  if (plain_sample(spec) && is_narrow(spec.type) && spec.blocks() >= 1) return 7 * per_128_threads;
   // Logits with one draw or several with replacement (every type): 6 CTAs per SM (at most 80 registers instead of
   // 96-112; their 32 KiB of shared memory per CTA allow no more than 6). H100, 1 GiB: f32 K = 256 0.20 -> 0.35 of
   // the read ceiling, K = 1024 0.24 -> 0.29, bf16 K = 256 0.09 -> 0.15; K = 4096 within 1 % (bench/RESULTS.md).

@@ -39,13 +39,16 @@ std::vector<KernelSpec> draw_test_specs() {
   // one searched linearly; an f32 row loaded whole with its slots in row order (gen::permuted_slot_rows). K = 127 and
   // the two after it copy their warps' rows when packed tightly (gen::copies_warp_rows): within the ring's shared
   // memory, and larger than the ring (f32 K = 141 padded, f64 K = 85 with a remnant searched linearly); f32 K = 83, 5
-  // blocks and a remnant of 3, is staged only for the copy.
+  // blocks and a remnant of 3, is staged only for the copy. f32 K = 255 copies in one-warp CTAs beside its ring, and
+  // f64 K = 120 copies without a ring (rows on 16 bytes, loaded into registers otherwise).
   for (const KernelSpec& spec : {KernelSpec{16, 127, 8, ElementType::f32, Variant::addsub, Operation::sample},
                                  KernelSpec{16, 99, 8, ElementType::f64, Variant::swap, Operation::sample},
                                  KernelSpec{16, 45, 8, ElementType::f32, Variant::addsub, Operation::sample},
                                  KernelSpec{16, 141, 8, ElementType::f32, Variant::addsub, Operation::sample},
                                  KernelSpec{16, 85, 8, ElementType::f64, Variant::swap, Operation::sample},
-                                 KernelSpec{16, 83, 8, ElementType::f32, Variant::addsub, Operation::sample}}) {
+                                 KernelSpec{16, 83, 8, ElementType::f32, Variant::addsub, Operation::sample},
+                                 KernelSpec{16, 255, 8, ElementType::f32, Variant::addsub, Operation::sample},
+                                 KernelSpec{16, 120, 8, ElementType::f64, Variant::swap, Operation::sample}}) {
     spec.validate();
     specs.push_back(spec);
   }
@@ -113,6 +116,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       {4, 64, 0, Variant::addsub},     // 8 blocks of 4 columns
       {16, 1002, 8, Variant::addsub},  // rows of 501 columns, off 16 bytes: staged anywhere, a remnant of 5
       {16, 514, 0, Variant::swap},     // rows of 257 columns, a remnant of 1 padded: block 0 off a copy
+      {16, 200, 8, Variant::swap},     // a remnant of 4 and 6 blocks: row slots, the chosen tiles kept
       // Odd K: rows paired from the even address at or before their start, so one column of each row holds a weight
       // outside it (column 0 of a row of phase 1, the last column of a row of phase 0).
       {16, 1, 8, Variant::addsub},     // one column, both ways outside the row, searched linearly
@@ -121,6 +125,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 55, 8, Variant::addsub},    // a remnant of 12 padded: column 0 in block 0 after 4 padding columns
       {16, 143, 8, Variant::swap},     // a remnant of 8 and 4 blocks
       {16, 2001, 8, Variant::addsub},  // a remnant of 9 padded, 63 blocks in chunks (the register loads)
+      {16, 301, 8, Variant::addsub},   // a remnant of 7 and 9 blocks: staged anywhere, its warps' rows copied
       {8, 8193, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
   };
   std::vector<KernelSpec> specs;

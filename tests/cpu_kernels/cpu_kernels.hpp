@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <algorithm>
 #include <vector>
 
 namespace bfly::test {
@@ -38,15 +39,19 @@ const std::vector<CpuLdaBaselineKernel>& cpu_lda_baseline_kernels();
 // nullptr when `kernel_name` is not in the sample catalog.
 const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 
-// The row strides besides a test's own at which a kernel with staged loads (docs/DESIGN.md section 14) is run, so
-// that each of its pass-1 paths is tested: a multiple of 8 elements, whose rows start on 16 bytes at varied places
-// in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line. A kernel staged anywhere
-// takes its staged loads at every ld: K, its rows packed tightly at every place in their lines. None for other
-// kernels.
+// The row strides besides a test's own at which a kernel is run so that each of its pass-1 paths is tested
+// (docs/DESIGN.md section 14). A kernel with staged loads: a multiple of 8 elements, whose rows start on 16 bytes at
+// varied places in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line; a kernel
+// staged anywhere takes its staged loads at every ld: K, its rows packed tightly at every place in their lines. A
+// kernel that copies its warps' rows (gen::copies_warp_rows) takes the copy at ld = K. None for other kernels.
 inline std::vector<long long> staged_strides(const gen::KernelSpec& spec) {
-  if (gen::pass1_stages(spec) == 0) return {};
-  if (gen::stages_rows_anywhere(spec)) return {spec.K};
-  return {(spec.K + 7) / 8 * 8 + 8, (spec.K + 63) / 64 * 64};
+  std::vector<long long> lds;
+  if (gen::pass1_stages(spec) > 0 && gen::stages_rows_anywhere(spec))
+    lds = {spec.K};
+  else if (gen::pass1_stages(spec) > 0)
+    lds = {(spec.K + 7) / 8 * 8 + 8, (spec.K + 63) / 64 * 64};
+  if (gen::copies_warp_rows(spec) && std::find(lds.begin(), lds.end(), spec.K) == lds.end()) lds.push_back(spec.K);
+  return lds;
 }
 
 // The scratch of a sample_split kernel (docs/DESIGN.md section 12) for `rows` rows: its part totals in the

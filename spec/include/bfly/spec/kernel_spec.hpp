@@ -135,7 +135,8 @@ int part_totals_per_row(const KernelSpec& spec);
 // none. The plain sample kernel (weights, one draw) of a row of at most kWholeRowBlocks blocks and 256 bytes of
 // blocks loads its whole row at once and asks for 6 CTAs of 128 threads per SM (4 in f64), which caps its registers
 // at 80 (128); the one of a longer row of 16-bit weights (bf16, f16) asks for 7 (73 registers), and a logits
-// kernel drawing with replacement (one draw or several) for 6 (80 registers).
+// kernel drawing with replacement (one draw or several) for 6 (80 registers). A kernel that copies its warps' rows in
+// CTAs of fewer than 128 threads (copies_warp_rows) asks for as many more CTAs, the same registers a thread.
 int min_ctas_per_sm(const KernelSpec& spec);
 // Rows of at most this many W x W blocks are loaded whole by the plain sample kernel before any block is built.
 inline constexpr int kWholeRowBlocks = 4;
@@ -160,18 +161,19 @@ inline constexpr int kStageRowBytes = 128;
 // a multiple of 16 or block 0 off a copy (odd K over pairs among them). The other staged kernels read every row of
 // a tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
-// Whether a kernel that stages rows that start anywhere (stages_rows_anywhere) reads tightly packed rows (ld = K,
-// chosen at run time) with one bulk copy per warp instead (docs/DESIGN.md section 14, "Short rows in one copy"): a
-// warp's 32 rows are one span of memory, which one lane copies into shared memory (cp.async.bulk on sm_90), and
-// pass 1, pass 2's chosen tile and the drawn weight's check all read that copy. For one-draw weights of 4 or 8 bytes
-// at W = 16 whose warps' copies fit the static shared memory beside the running totals (f32 K = 73 to 179 off 16
-// bytes, f64 K = 73 to 89: rows packed tightly off 16 bytes stage from 5 blocks for it); the copies and the ring share
-// their bytes (pass1_lines_bytes).
+// Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
+// (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
+// into shared memory (cp.async.bulk on sm_90), and pass 1, pass 2's chosen tile, the remnant and the drawn weight's
+// check all read that copy; rows with ld != K keep the kernel's other loads (staged or into registers). At W = 16, one
+// weight a column (f32, f64) or 16-bit pairs, rows of at least 3 blocks (2 over pairs) whose warps' copies are at most
+// 45 KiB (f32 K up to 359, f64 up to 179, bf16 and f16 up to 719), but f64 rows of whole 128-byte lines. The CTA is the
+// largest, up to the kernel's own, whose copies fit the static shared memory beside its running totals; a staged
+// kernel's copies and ring share their bytes (pass1_lines_bytes).
 bool copies_warp_rows(const KernelSpec& spec);
 // The words (elements) of a warp's copy: its 32 rows, and room for the 16-byte granules at either end.
 int warp_copy_words(const KernelSpec& spec);
-// The bytes of pass 1's lines in shared memory: the ring's, or for copies_warp_rows the larger of the ring and the
-// warps' copies; 0 for a kernel that is not staged.
+// The bytes of pass 1's lines in shared memory: the ring's, the warps' copies' (copies_warp_rows), or for a staged
+// kernel that copies the larger of the two; 0 for a kernel that neither stages nor copies.
 int pass1_lines_bytes(const KernelSpec& spec);
 
 // Whether rows of K weights of `type` packed tightly (ld = K) leave some rows off 16 bytes (K * sizeof(T) not a
