@@ -517,11 +517,11 @@ int warp_copy_words(const KernelSpec& spec) {
   return (32 * spec.K + 2 * (per_granule - 1) + per_granule - 1) / per_granule * per_granule;
 }
 
-// On the H100 at 1 GiB (bench/RESULTS.md, "Short rows in one copy"; bench/results/h100-80gb-hbm3-2026-11-27-warp-rows-
-// copy-sampling.csv and -warp-rows-copy-more-sampling.csv, the same call, twice in turn), f32 K = 89-127 of odd K read
-// 0.93-0.975 of the read ceiling with the copy against 0.78-0.86 through the ring; rows whose copies need more than the
-// ring's shared memory, up to the 48 KiB of static shared memory (fewer CTAs an SM), gained too: f32 K = 129-179
-// 0.82-0.90 -> 0.96-0.98, f64 K = 81-89 0.89-0.92 -> 0.95-0.97.
+// First for rows staged anywhere: on the H100 at 1 GiB (bench/RESULTS.md, "Short rows in one copy"), f32 K = 89-127
+// of odd K read 0.93-0.975 of the read ceiling with the copy against 0.78-0.86 through the ring, f32 K = 129-179
+// 0.96-0.98 against 0.82-0.90. For every type and path since (warp_copy_eligible's measurements; bench/RESULTS.md,
+// "Short rows in one copy, every type"): bf16 and f16 K = 96-700 0.93-0.99, f32 K = 63-350 0.94-0.99, f64 K = 63-179
+// 0.94-0.99.
 bool copies_warp_rows(const KernelSpec& spec) {
   if (!warp_copy_eligible(spec)) return false;
   spec.validate();
