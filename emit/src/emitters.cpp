@@ -427,9 +427,9 @@ void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const
     w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
     w.line("#pragma unroll");
     if (pairs)
-      w.line("for (int k = 0; k < W; ++k) {{ const bfly::WeightPair<T> x = k < rows_left && c >= 0 ? "
-             "bfly::load_pair(group_rows + k * K + 2 * c) : bfly::WeightPair<T>{{}}; "
-             "screen = bfly::screen_pair(screen, x); a[k] = bfly::pair_sum(x); }}");
+      w.line("for (int k = 0; k < W; ++k) { const bfly::WeightPair<T> x = k < rows_left && c >= 0 ? "
+             "bfly::load_pair(group_rows + k * K + 2 * c) : bfly::WeightPair<T>{}; "
+             "screen = bfly::screen_pair(screen, x); a[k] = bfly::pair_sum(x); }");
     else
       w.line("for (int k = 0; k < W; ++k) a[k] = k < rows_left && c >= 0 ? {} : {}(0);",
              widened(spec, "group_rows[k * K + c]"), tile_type);
