@@ -56,12 +56,13 @@ struct Counts {
   long long draws = 0, boundary = 0, invalid = 0;
 };
 
-// The row strides of a kernel's inputs: K + 3, whose rows start off 16 bytes (but for K % 4 == 1), and for a kernel
-// with staged loads those of bfly::test::staged_strides: all three pass-1 paths (a kernel staged anywhere takes its
-// staged loads at both; its register loads, off 16 bytes, run in RowsStagedAnywherePackedTightlyDrawAsTheReference).
+// The row strides of a kernel's inputs: K + 3, whose rows start off 16 bytes (but for K % 4 == 1), and those of
+// bfly::test::pass1_path_strides, so that every pass-1 path runs: the three of a staged kernel (a kernel staged anywhere
+// takes its staged loads at both; its register loads, off 16 bytes, run in
+// RowsStagedAnywherePackedTightlyDrawAsTheReference) and the warp's copy at ld = K.
 std::vector<long long> strides(const KernelSpec& spec) {
   std::vector<long long> lds = {spec.K + 3};
-  for (const long long ld : bfly::test::staged_strides(spec)) lds.push_back(ld);
+  for (const long long ld : bfly::test::pass1_path_strides(spec)) lds.push_back(ld);
   return lds;
 }
 

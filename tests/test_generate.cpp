@@ -78,15 +78,21 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
   int staged = 0;
   for (const KernelSpec& spec : draw_test_specs()) {
     const LaunchGeometry g = launch_geometry(spec);
+    const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
+    const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
+    const int totals = g.chunks * g.threads_per_cta * sum_bytes;
+    const bool copies = bfly::gen::copies_warp_rows(spec);
+    const int barriers = copies ? g.threads_per_cta / 32 * 8 : 0;  // an mbarrier for each warp's copy
+    // Pass 2's chosen tiles (W x (W + 1) columns a group) in an array of their own: a staged kernel keeps them in its
+    // ring.
+    const int tiles = stashes_chosen_tile(spec) ? g.threads_per_cta / spec.W * spec.W * (spec.W + 1) * column_bytes : 0;
     // Staged pass 1 (docs/DESIGN.md section 14): a ring of 8 lines per row in one-warp CTAs or of 4 lines in
     // two-warp CTAs (32 KiB either way) and up to 64 running totals, within 48 KiB of static shared memory; a step
     // is one 128-byte line of each row. The register loads: 128 threads, at most 32 KiB of running totals.
     if (const int stages = pass1_stages(spec); stages > 0) {
       ++staged;
-      const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
-      const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
       // A kernel that copies its warps' rows may take fewer threads, so that its copies fit.
-      if (bfly::gen::copies_warp_rows(spec))
+      if (copies)
         EXPECT_LE(g.threads_per_cta, stages == 8 ? 32 : 64) << kernel_name(spec);
       else
         EXPECT_EQ(g.threads_per_cta, stages == 8 ? 32 : 64) << kernel_name(spec);
@@ -94,35 +100,24 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
       EXPECT_LE(g.chunks, 64) << kernel_name(spec);
       // The running totals and pass 1's lines (the ring, or the larger of it and the warps' copies, with their
       // mbarriers).
-      const int barriers = bfly::gen::copies_warp_rows(spec) ? g.threads_per_cta / 32 * 8 : 0;
-      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + bfly::gen::pass1_lines_bytes(spec) +
-                                           barriers)
-          << kernel_name(spec);
+      EXPECT_EQ(g.static_shared_bytes, totals + bfly::gen::pass1_lines_bytes(spec) + barriers) << kernel_name(spec);
       EXPECT_GE(bfly::gen::pass1_lines_bytes(spec), stages * g.threads_per_cta * 128) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
       EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, 128) << kernel_name(spec);
-    } else if (bfly::gen::copies_warp_rows(spec)) {
+    } else if (copies) {
       // Loaded into registers, else copied by their warps: the running totals, the copies and their mbarriers, and
       // where pass 2 keeps its chosen tiles (rows with ld != K) those, in CTAs of at most 128 threads and 48 KiB.
-      const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
-      const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
-      const int groups = g.threads_per_cta / spec.W;
-      const int tiles = stashes_chosen_tile(spec) ? groups * spec.W * (spec.W + 1) * column_bytes : 0;
       EXPECT_LE(g.threads_per_cta, 128) << kernel_name(spec);
-      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + bfly::gen::pass1_lines_bytes(spec) +
-                                           g.threads_per_cta / 32 * 8 + tiles)
+      EXPECT_EQ(g.static_shared_bytes, totals + bfly::gen::pass1_lines_bytes(spec) + barriers + tiles)
           << kernel_name(spec);
       EXPECT_EQ(bfly::gen::pass1_lines_bytes(spec),
                 g.threads_per_cta / 32 * bfly::gen::warp_copy_words(spec) * bfly::gen::size_of(spec.type))
           << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
     } else {
-      // The running totals and, where pass 2 keeps its chosen tiles (W x (W + 1) columns a group), those.
-      const int column_bytes = spec.weights_per_column() * bfly::gen::size_of(spec.type);
-      const int sum_bytes = bfly::gen::size_of(bfly::gen::accumulator_of(spec.type));
-      const int tiles = stashes_chosen_tile(spec) ? g.threads_per_cta / spec.W * spec.W * (spec.W + 1) * column_bytes : 0;
+      // The running totals and, where pass 2 keeps its chosen tiles, those.
       EXPECT_EQ(g.threads_per_cta, 128) << kernel_name(spec);
-      EXPECT_EQ(g.static_shared_bytes, g.chunks * g.threads_per_cta * sum_bytes + tiles) << kernel_name(spec);
+      EXPECT_EQ(g.static_shared_bytes, totals + tiles) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 32 * 1024) << kernel_name(spec);
     }
     if (spec.blocks() <= 1) {

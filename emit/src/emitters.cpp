@@ -24,6 +24,11 @@ constexpr int kCopiedUnroll = 4;
 // The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
 // 0): the only tiles where a pair of a row of odd K has a weight outside its row.
 constexpr const char* kEdgeTileCondition = "((FIRST_BLOCK_COLUMN <= 0 && block == 0) || block == BLOCKS - 1)";
+// The phase bits of a group's rows at odd K over pairs (bit k: row k's) from those of rows 0 and 1: rows an odd
+// number of elements apart alternate. The register loads and the warp's copy mask their edge tiles with it, each
+// forming it where it reads: formed once before the copy, it stayed live across the remnant (ptxas spilled bf16
+// K = 127's row-slot kernel 12 bytes instead of 8).
+constexpr const char* kRowPhases = "(phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u)";
 
 // "1, 5, 9, 13": the rows d = (bit - 1) + 2 * bit * i that hold the level's butterflies or tree nodes.
 std::string rows_list(int bit, int W) {
@@ -406,8 +411,7 @@ void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const
            "16 bytes).");
     w.line("const T* const copy_even = group_rows - phase_even;  // rows 0, 2, ...");
     w.line("const T* const copy_odd = group_rows - phase_odd;    // rows 1, 3, ...");
-    w.line("const unsigned int copy_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  "
-           "// bit k: row k's");
+    w.line("const unsigned int copy_phases = {};  // bit k: row k's", kRowPhases);
   }
   w.line("// Lane r takes column r of block b of every row of its group from the copy (slot k: row k), as the register "
          "loads do.");
@@ -922,9 +926,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("const T* const my_pairs = {} - my_phase;  // column j at my_pairs + 2 * j", own_row(spec));
     if (spec.blocks() > 0) {
       w.line("const int phase_even = bfly::pair_phase(rows), phase_odd = bfly::pair_phase(rows + ld);");
-      if (!loads_row_by_slots(spec))
-        w.line("const unsigned int row_phases = (phase_even ? 0x55555555u : 0u) | (phase_odd ? 0xaaaaaaaau : 0u);  "
-               "// bit k: row k's");
+      if (!loads_row_by_slots(spec)) w.line("const unsigned int row_phases = {};  // bit k: row k's", kRowPhases);
       comment_paragraph(fmt::format(
           "The blocks read a pair that holds a weight outside its row as zeros; its weight in the row is summed alone "
           "by the row's own lane: {}weight K - 1 of a row of phase 0 (column COLUMNS - 1) after them.",
@@ -1016,16 +1018,10 @@ void pass1_blocks(const KernelSpec& spec, const LaunchGeometry& geometry, const 
     w.line("// Algorithm 8 lines 13-34 for each block: transposed load (through shared memory when the rows start on");
     w.line("// 16 bytes, docs/DESIGN.md section 14, else into registers), the block totals. Both ways sum the same.");
     const bool copies = copies_warp_rows(spec);
-    if (copies && stages_rows_anywhere(spec))
-      w.line("const bool staged = !whole_copy && bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, "
-             "the array's start on 16 bytes");
-    else if (copies)
-      w.line("const bool staged = !whole_copy && bfly::rows_on_16_bytes(weights, ld);");
-    else if (stages_rows_anywhere(spec))
-      w.line("const bool staged = bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start "
-             "on 16 bytes");
-    else
-      w.line("const bool staged = bfly::rows_on_16_bytes(weights, ld);");
+    w.line("const bool staged = {}{}", copies ? "!whole_copy && " : "",
+           stages_rows_anywhere(spec)
+               ? "bfly::on_16_bytes(weights);  // rows that start anywhere: any ld, the array's start on 16 bytes"
+               : "bfly::rows_on_16_bytes(weights, ld);");
     if (copies) copied_block_loop(spec, S, use_and_store, w);
     {
       auto staged = w.scope("if (staged)", "staged loads");
@@ -1171,22 +1167,22 @@ void shared_memory(const KernelSpec& spec, CodeWriter& w) {
   if (spec.blocks() <= 1) return;  // at most one block: no running totals to keep
   w.line("__shared__ {} running_total[CHUNKS][THREADS];  // Algorithm 9's last rows: one column per thread",
          sum_type(spec));
-  if (copies_warp_rows(spec) && pass1_stages(spec) > 0) {
+  const bool copies = copies_warp_rows(spec), staged = pass1_stages(spec) > 0;
+  if (copies && staged) {
     w.line("// Pass 1's lines: the ring of each row, or each warp's copy of its rows (a launch uses one of them).");
     w.line("__shared__ __align__(16) unsigned char pass1_lines[{}];", pass1_lines_bytes(spec));
     w.line("Column (&ring)[THREADS / W][W][RING_COLUMNS] = *reinterpret_cast<Column (*)[THREADS / W][W][RING_COLUMNS]>"
            "(pass1_lines);");
-    w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
-  } else if (copies_warp_rows(spec)) {
+  } else if (copies) {
     w.line("__shared__ __align__(16) T rows_copy[THREADS / 32][COPY_WORDS];  // each warp's copy of its rows (ld = K)");
-    w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
-    if (stashes_chosen_tile(spec))
-      w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles (ld != K), as loaded");
-  } else if (pass1_stages(spec) > 0) {
+  } else if (staged) {
     w.line("__shared__ __align__(16) Column ring[THREADS / W][W][RING_COLUMNS];  // pass 1's lines: a ring per row");
   }
-  else if (stashes_chosen_tile(spec))
-    w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles, as loaded");
+  if (copies)
+    w.line("__shared__ __align__(8) unsigned long long rows_copied[THREADS / 32];  // each warp's copy has landed");
+  if (!staged && stashes_chosen_tile(spec))  // a staged kernel keeps them in its ring
+    w.line("__shared__ Column stash_tiles[THREADS / W][W * (W + 1)];  // pass 2's chosen tiles{}, as loaded",
+           copies ? " (ld != K)" : "");
 }
 
 namespace {

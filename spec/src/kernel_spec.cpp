@@ -383,6 +383,11 @@ bool stash_fits(const KernelSpec& spec, const LaunchGeometry& g) {
   const int totals = g.chunks * g.threads_per_cta * size_of(accumulator_of(spec.type));
   return totals + stash_bytes(spec, g.threads_per_cta) <= kMaxRegisterKernelShared;
 }
+// The shared memory of the chosen tiles that a kernel loading into registers keeps in an array of their own (a staged
+// kernel keeps them in its ring), in the CTA of `g`; 0 for a kernel that keeps none.
+int own_stash_bytes(const KernelSpec& spec, const LaunchGeometry& g) {
+  return !stages_blocks(spec) && stash_eligible(spec) && stash_fits(spec, g) ? stash_bytes(spec, g.threads_per_cta) : 0;
+}
 }  // namespace
 
 namespace {
@@ -422,8 +427,7 @@ int ring_or_copies_bytes(const KernelSpec& spec, int threads) {
 int warp_copies_extra_bytes(const KernelSpec& spec, const LaunchGeometry& g) {
   const bool staged = stages_blocks(spec);
   const int lines = staged ? ring_or_copies_bytes(spec, g.threads_per_cta) : copies_bytes(spec, g.threads_per_cta);
-  const int stash = !staged && stash_eligible(spec) && stash_fits(spec, g) ? stash_bytes(spec, g.threads_per_cta) : 0;
-  return lines + g.threads_per_cta / 32 * 8 + stash;
+  return lines + g.threads_per_cta / 32 * 8 + own_stash_bytes(spec, g);
 }
 
 // launch_geometry's row kernels (sample, sample_pairs, lda_z, lda_z_doc); `copies` (if not null) says whether the
@@ -462,10 +466,7 @@ LaunchGeometry row_kernel_geometry(const KernelSpec& spec, bool* copies) {
       return c;
     }
   }
-  if (staged)
-    g.static_shared_bytes += ring_bytes(spec, g.threads_per_cta);
-  else if (stash_eligible(spec) && stash_fits(spec, g))
-    g.static_shared_bytes += stash_bytes(spec, g.threads_per_cta);
+  g.static_shared_bytes += staged ? ring_bytes(spec, g.threads_per_cta) : own_stash_bytes(spec, g);
   return g;
 }
 }  // namespace

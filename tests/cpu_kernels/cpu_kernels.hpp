@@ -7,10 +7,10 @@
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
 #include <string_view>
-#include <algorithm>
 #include <vector>
 
 namespace bfly::test {
@@ -44,7 +44,7 @@ const CpuKernel* find_cpu_kernel(std::string_view kernel_name);
 // varied places in their 128-byte lines, and a multiple of 64 elements, whose rows all start on a line; a kernel
 // staged anywhere takes its staged loads at every ld: K, its rows packed tightly at every place in their lines. A
 // kernel that copies its warps' rows (gen::copies_warp_rows) takes the copy at ld = K. None for other kernels.
-inline std::vector<long long> staged_strides(const gen::KernelSpec& spec) {
+inline std::vector<long long> pass1_path_strides(const gen::KernelSpec& spec) {
   std::vector<long long> lds;
   if (gen::pass1_stages(spec) > 0 && gen::stages_rows_anywhere(spec))
     lds = {spec.K};

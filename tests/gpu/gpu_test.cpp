@@ -80,7 +80,7 @@ TEST(GpuDraws, EqualToCpuExecutionOfTheSameSource) {
     const long long M = spec.K > 1024 ? 700 : 2500;  // not a multiple of any CTA size
     // K + 3, and for staged loads (docs/DESIGN.md section 14) also rows on 16 bytes and rows on 128-byte lines.
     std::vector<long long> lds = {spec.K + 3};
-    for (const long long ld : staged_strides(spec)) lds.push_back(ld);
+    for (const long long ld : pass1_path_strides(spec)) lds.push_back(ld);
     for (const long long ld : lds) {
       SCOPED_TRACE("ld = " + std::to_string(ld));
       const std::uint64_t seed = 0x5eed0000u + kernels;

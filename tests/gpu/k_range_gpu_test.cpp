@@ -58,8 +58,9 @@ void compare(const CpuKernel& kernel, long long M, std::uint64_t seed) {
   // Pairs at odd K: also rows packed tightly (ld = K, every other row off a pair, the last pair of the last row at the
   // array's end).
   if (spec.weights_per_column() == 2 && spec.K % 2 != 0) compare(kernel, M, seed, spec.K);
-  // Staged loads (docs/DESIGN.md section 14) take their shared-memory path only for rows on 16 bytes.
-  for (const long long staged_ld : staged_strides(spec)) compare(kernel, M, seed, staged_ld);
+  // Staged loads (docs/DESIGN.md section 14) take their shared-memory path only for rows on 16 bytes, the warp's copy
+  // only for rows packed tightly.
+  for (const long long path_ld : pass1_path_strides(spec)) compare(kernel, M, seed, path_ld);
 }
 
 void compare(const CpuKernel& kernel, long long M, std::uint64_t seed, long long ld) {
