@@ -20,6 +20,9 @@ namespace {
 // by 4 where 1 or 2 fell to 0.86-0.88 at some K (K = 600 by 2, 700 by 1).
 constexpr int kCopiedWholeUnrollBlocks = 8;
 constexpr int kCopiedUnroll = 4;
+// Odd K over pairs keeps pass 1's edge loads from the copy by selects up to this many blocks when the loop is unrolled
+// whole (copied_block_loop).
+constexpr int kOddCopySelectsMaxBlocks = 2;
 
 // The condition, true for a tile that can hold column 0 or column COLUMNS - 1 of the rows (or padding left of column
 // 0): the only tiles where a pair of a row of odd K has a weight outside its row.
@@ -298,12 +301,15 @@ namespace {
 // bits (bit k: row k's) and `guard(k)` the condition for row k to be read (empty: always). The tiles that can hold
 // column 0 or COLUMNS - 1 (kEdgeTileCondition) load only the pairs that lie wholly in their rows and read the others
 // as zeros: the weight such a pair holds of its row is summed alone by the row's own lane (pass 1, `first_alone` and
-// `last_alone`). The other tiles load every pair; a tile is one or the other for the whole group.
+// `last_alone`). The other tiles load every pair; a tile is one or the other for the whole group. With
+// `loads_anywhere` (the warp's copy, where every pointer formed lies inside it) each pair is loaded whatever its
+// condition and kept by a select (bfly::kept_pair) rather than loaded behind a branch.
 void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer, std::string_view phases,
-                          const std::function<std::string(int)>& guard, CodeWriter& w) {
+                          const std::function<std::string(int)>& guard, CodeWriter& w, bool loads_anywhere = false) {
   const auto one = [&](int k, const std::string& condition) {
     const std::string loaded = fmt::format("bfly::load_pair({})", pointer(k));
-    const std::string guarded = fmt::format("{} ? {} : bfly::WeightPair<T>{{}}", condition, loaded);
+    const std::string guarded = loads_anywhere ? fmt::format("bfly::kept_pair({}, {})", condition, loaded)
+                                               : fmt::format("{} ? {} : bfly::WeightPair<T>{{}}", condition, loaded);
     screened_pair("bfly::WeightPair<T>", condition.empty() ? loaded : guarded, k, w);
   };
   {
@@ -391,16 +397,23 @@ void load_chosen_from_copy(const KernelSpec& spec, CodeWriter& w) {
   w.line("#pragma unroll");
   auto loop = w.scope("for (int k = 0; k < W; ++k)");
   w.line("const int b = __shfl_sync(FULL, block, k, W), c = FIRST_BLOCK_COLUMN + b * W + r;");
+  w.line("// Every load reads inside the copy (a zero at the start of row k, kept out by a select), so that none waits "
+         "behind");
+  w.line("// a branch (docs/DESIGN.md section 14).");
   if (odd) {
-    w.line("const int first = 2 * c - (k % 2 == 0 ? phase_even : phase_odd);  // the pair's first weight in row k");
-    w.line("a[k] = k < rows_left && b < BLOCKS && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1) "
-           "? bfly::pair_sum(bfly::load_pair(group_rows + k * K + first)) : S(0);");
-  } else if (pairs) {
-    w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? bfly::pair_sum(bfly::load_pair(group_rows + k * K + 2 * c)) "
-           ": S(0);");
+    w.line("const int phase = k % 2 == 0 ? phase_even : phase_odd;");
+    w.line("const int first = 2 * c - phase;  // the pair's first weight in row k");
+    w.line("const bool use = k < rows_left && b < BLOCKS && static_cast<unsigned int>(first) < "
+           "static_cast<unsigned int>(K - 1);");
+    w.line("const {} x = bfly::pair_sum(bfly::load_pair(group_rows + k * K + (use ? first : -phase)));", S);
   } else {
-    w.line("a[k] = k < rows_left && b < BLOCKS && c >= 0 ? {} : {}(0);", widened(spec, "group_rows[k * K + c]"), S);
+    w.line("const bool use = k < rows_left && b < BLOCKS && c >= 0;");
+    if (pairs)
+      w.line("const {} x = bfly::pair_sum(bfly::load_pair(group_rows + k * K + 2 * (use ? c : 0)));", S);
+    else
+      w.line("const {} x = {};", S, widened(spec, "group_rows[k * K + (use ? c : 0)]"));
   }
+  w.line("a[k] = use ? x : {}(0);", S);
 }
 
 void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const BlockStep& use, CodeWriter& w) {
@@ -421,12 +434,45 @@ void copied_block_loop(const KernelSpec& spec, std::string_view tile_type, const
   else w.line("#pragma unroll {}", kCopiedUnroll);
   auto loop = w.scope("for (int b = 0; b < BLOCKS; ++b)");
   w.line("{} a[W];", tile_type);
+  // Pass 1 keeps its loads by selects where a tile's guard differs from lane to lane: padding left of column 0 in a
+  // loop unrolled whole (block 0 alone holds it), and odd K's edge tiles in rows of at most kOddCopySelectsMaxBlocks
+  // blocks or in a loop unrolled by kCopiedUnroll; predicated or branching loads elsewhere. Guarded by a branch, each
+  // padded or edge load recomputed its address behind it, and the selects with pass 2's (load_chosen_from_copy) took
+  // bf16 K = 50-71 from 0.58-0.90 of the read ceiling to 0.77-0.95 and K = 120 from 0.86 to 0.94 on the H100 at
+  // 1 GiB (bench/results/h100-80gb-hbm3-2026-11-27-copy-selects-rule-sampling.csv). Selects for every tile spilled
+  // bf16 K = 128 (0.946 -> 0.914), for padded rows in a loop unrolled by kCopiedUnroll they lost at bf16 K = 680 and
+  // 700 (0.95-0.97 -> 0.86-0.92; -copy-selects-sampling.csv), and for odd K of 4-6 blocks unrolled whole they spilled
+  // and lost 0.01-0.02 (bf16 K = 129, 131, 137, 145, 193), while K = 65 and 71 gained 0.10 and K = 719 0.07
+  // (-odd-copy-selects-sampling.csv, twice in turn).
+  const bool padded = spec.first_block_column() < 0, whole_unroll = spec.blocks() <= kCopiedWholeUnrollBlocks;
+  const bool odd_selects = odd && (spec.blocks() <= kOddCopySelectsMaxBlocks || !whole_unroll);
+  const bool selects = odd_selects || (padded && whole_unroll);
   if (odd) {
     w.line("const int block = b, column = FIRST_BLOCK_COLUMN + b * W + r;");
+    if (padded)
+      w.line("const int read = column < 0 ? 0 : column;  // padding reads column 0 (inside the copy), kept as zeros");
     odd_pairs_tile_loads(
         spec.W,
-        [](int k) { return fmt::format("{} + {} * K + 2 * column", k % 2 == 0 ? "copy_even" : "copy_odd", k); },
-        "copy_phases", [](int k) { return fmt::format("{} < rows_left", k); }, w);
+        [&](int k) {
+          return fmt::format("{} + {} * K + 2 * {}", k % 2 == 0 ? "copy_even" : "copy_odd", k,
+                             padded ? "read" : "column");
+        },
+        "copy_phases", [](int k) { return fmt::format("{} < rows_left", k); }, w, selects);
+  } else if (selects) {  // padded
+    w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
+    w.line("// Every load reads inside the copy (padding left of column 0 at column 0) and is kept by a select, so "
+           "that none");
+    w.line("// waits behind a branch.");
+    w.line("const bool column_in = c >= 0;");
+    w.line("const T* const column = group_rows + {}(column_in ? c : 0);  // column c of row 0 of the group",
+           pairs ? "2 * " : "");
+    w.line("#pragma unroll");
+    if (pairs)
+      w.line("for (int k = 0; k < W; ++k) { const bfly::WeightPair<T> x = bfly::kept_pair(k < rows_left && column_in, "
+             "bfly::load_pair(column + k * K)); screen = bfly::screen_pair(screen, x); a[k] = bfly::pair_sum(x); }");
+    else
+      w.line("for (int k = 0; k < W; ++k) {{ const {0} x = {1}; a[k] = k < rows_left && column_in ? x : {0}(0); }}",
+             tile_type, widened(spec, "column[k * K]"));
   } else {
     w.line("const int c = FIRST_BLOCK_COLUMN + b * W + r;");
     w.line("#pragma unroll");
@@ -1076,14 +1122,16 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const std::string end_arg = anywhere ? ", weights_end" : "";
   if (anywhere) {
     w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
-    w.line("// Slot s's row (s ^ (r & {})): where its block 0 starts in its first line{}.", permuted_rows_for_loop,
+    w.line("// Slot s's row ({}): where its block 0 starts in its first line{}.",
+           permuted_rows_for_loop > 0 ? fmt::format("s ^ (r & {})", permuted_rows_for_loop) : std::string("s"),
            odd_pairs ? ", and its phase (bit s)" : "");
     w.line("int shifts[W];");
     if (odd_pairs) w.line("unsigned int slot_phases = 0u;");
     w.line("#pragma unroll");
     {
       auto slots = w.scope("for (int s = 0; s < W; ++s)");
-      w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
+      if (permuted_rows_for_loop > 0) w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
+      else w.line("const int k = s;");
       w.line("const T* const columns = row_columns(rows, ld, k);");
       w.line("shifts[s] = line_phase(columns);");
       if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");

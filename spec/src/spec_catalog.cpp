@@ -40,7 +40,8 @@ std::vector<KernelSpec> draw_test_specs() {
   // the two after it copy their warps' rows when packed tightly (gen::copies_warp_rows): within the ring's shared
   // memory, and larger than the ring (f32 K = 141 padded, f64 K = 85 with a remnant searched linearly); f32 K = 83, 5
   // blocks and a remnant of 3, is staged only for the copy. f32 K = 255 copies in one-warp CTAs beside its ring, and
-  // f64 K = 120 copies without a ring (rows on 16 bytes, loaded into registers otherwise).
+  // f64 K = 120 copies without a ring (rows on 16 bytes, loaded into registers otherwise). f32 K = 61 pads its 4
+  // blocks' remnant of 13 and keeps pass 1's loads from the copy by selects (the loop unrolled whole).
   for (const KernelSpec& spec : {KernelSpec{16, 127, 8, ElementType::f32, Variant::addsub, Operation::sample},
                                  KernelSpec{16, 99, 8, ElementType::f64, Variant::swap, Operation::sample},
                                  KernelSpec{16, 45, 8, ElementType::f32, Variant::addsub, Operation::sample},
@@ -48,7 +49,8 @@ std::vector<KernelSpec> draw_test_specs() {
                                  KernelSpec{16, 85, 8, ElementType::f64, Variant::swap, Operation::sample},
                                  KernelSpec{16, 83, 8, ElementType::f32, Variant::addsub, Operation::sample},
                                  KernelSpec{16, 255, 8, ElementType::f32, Variant::addsub, Operation::sample},
-                                 KernelSpec{16, 120, 8, ElementType::f64, Variant::swap, Operation::sample}}) {
+                                 KernelSpec{16, 120, 8, ElementType::f64, Variant::swap, Operation::sample},
+                                 KernelSpec{16, 61, 8, ElementType::f32, Variant::addsub, Operation::sample}}) {
     spec.validate();
     specs.push_back(spec);
   }
@@ -117,6 +119,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 1002, 8, Variant::addsub},  // rows of 501 columns, off 16 bytes: staged anywhere, a remnant of 5
       {16, 514, 0, Variant::swap},     // rows of 257 columns, a remnant of 1 padded: block 0 off a copy
       {16, 200, 8, Variant::swap},     // a remnant of 4 and 6 blocks: row slots, the chosen tiles kept
+      {16, 56, 8, Variant::addsub},    // a remnant of 12 padded, 2 blocks: copied, pass 1's loads kept by selects
       // Odd K: rows paired from the even address at or before their start, so one column of each row holds a weight
       // outside it (column 0 of a row of phase 1, the last column of a row of phase 0).
       {16, 1, 8, Variant::addsub},     // one column, both ways outside the row, searched linearly

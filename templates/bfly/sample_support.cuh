@@ -86,6 +86,14 @@ __device__ __forceinline__ WeightPair<T> lone_pair(const T* p) {
   else return WeightPair<T>{p[0], T(0)};
 }
 
+// A pair loaded whatever `use` says and kept only where it does: the warp's copy loads read every place they form
+// (inside the copy, even for padding or a row past the last), so their guard is a select rather than a branch around
+// the load (docs/DESIGN.md section 14).
+template <typename T>
+__device__ __forceinline__ WeightPair<T> kept_pair(bool use, WeightPair<T> x) {
+  return use ? x : WeightPair<T>{};
+}
+
 // Rows of odd K paired by their phase (bit s of `phases`: slot s's row): bit s of the result is set when column
 // `column` of slot s's row holds a weight outside the row beside one in it, column 0 of a row of phase 1 (weights -1
 // and 0) or column `columns` - 1 of a row of phase 0 (weights K - 1 and K).
