@@ -629,14 +629,17 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
            "bytes);");
   }
   w.blank();
-  const int groups = permuted_rows(spec.W);
+  const int groups = permuted_slot_rows(spec);
   const std::string place = "((column + shifts[{0}]) & (RING_COLUMNS - 1)) ^ swizzle";
-  const std::string element = "ring[{0} ^ (r & {1})][" + place + "]";
+  const std::string element = (groups > 1 ? "ring[{0} ^ (r & {1})][" : "ring[{0}][") + place + "]";
   comment_paragraph(fmt::format(
       "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
-      "block 0's) of every row, the {} the register loads read from global memory, into slot s row s ^ (r & {}) of "
+      "block 0's) of every row, the {} the register loads read from global memory, into slot s row {} of "
       "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot).{}{}",
-      pairs ? "pair" : "weight", groups - 1,
+      pairs ? "pair" : "weight",
+      groups > 1 ? fmt::format("s ^ (r & {})", groups - 1)
+                 : std::string("s (rows an odd number of columns long: four rows a load put their places on the "
+                               "same banks)"),
       odd ? " In the tiles that can hold column 0 or COLUMNS - 1 only the pairs wholly in their rows are taken "
             "(`slot_phases`: bit s the phase of slot s's row), as the register loads take them."
           : spec.padded() ? " Block 0's columns left of column 0 are padding: zeros." : "",
@@ -1114,7 +1117,9 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
-  const int permuted_rows_for_loop = kPermutedSlotRows - 1;  // slot s holds row s ^ (r & 3): staged kernels have W >= 4
+  // Slot s holds row s ^ (r & 3) (staged kernels have W >= 4), or row s for the rows staged anywhere that
+  // gen::ring_in_row_order reads in row order (permuted_slot_rows).
+  const int permuted_rows_for_loop = (anywhere ? permuted_slot_rows(spec) : kPermutedSlotRows) - 1;
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");

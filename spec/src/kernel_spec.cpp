@@ -551,6 +551,23 @@ bool loads_row_by_slots(const KernelSpec& spec) {
          !stages_blocks(spec);
 }
 
+// The ring of rows staged anywhere at W = 16 in row order (slot s = row s, every level of block_total with selects) for
+// single f32 weights of odd K, and f64 from kRingInRowOrderF64FromK. In the permuted order a load's 16 lanes read 4
+// rows, and rows that step an odd number of columns put their places on the same banks: ncu counted 42 M shared-memory
+// bank conflicts at f32 K = 2047 and 3001 (25 M) against 73 k at K = 2046, and f32 K = 2047 read 0.69 of the DRAM
+// throughput against 2046's 0.83 with the same instructions (bench/results/h100-80gb-hbm3-2026-11-27-ncu-under-090-
+// 317d4ab-f32.csv); in row order a load reads one row's consecutive columns. On the H100 at 1 GiB, the same binary but
+// for the order, twice in turn (-2026-11-27-ring-row-order-sampling.csv): f32 K = 361-3299 of odd K read +0.004 to
+// +0.10 of the read ceiling (K = 511 0.871 -> 0.895, 2047 0.837 -> 0.866, 3299 0.747 -> 0.847), f64 K = 1001, 2047,
+// 4095 and 4097 +0.014 to +0.019, but f64 K = 199-257 lost 0.016-0.031 and 16-bit pairs gained nothing at odd K (within
+// 0.006 but K = 8193, +0.03) and lost at K = 2 mod 4 (bf16 K = 1002 and 2046: -0.023, -0.05); even f32 K off 16 bytes
+// (2046) lost 0.008.
+constexpr int kRingInRowOrderF64FromK = 1000;
+bool ring_in_row_order(const KernelSpec& spec) {
+  if (!stages_rows_anywhere(spec) || spec.W != 16 || spec.weights_per_column() != 1 || spec.K % 2 == 0) return false;
+  return spec.type == ElementType::f32 || (spec.type == ElementType::f64 && spec.K >= kRingInRowOrderF64FromK);
+}
+
 // Rows loaded whole in row order: on the H100 at 1 GiB, the same binary but for the order, twice in turn
 // (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-order-sampling.csv and -row-slots-order-f32-sampling.csv), bf16
 // K = 96, 99, 100, 101, 112, 127, 130, 140 and 150 (3-4 blocks of pairs) read 0.03-0.11 more of the read ceiling
@@ -566,6 +583,7 @@ constexpr BlockRange kInRowOrderPairs{3, 4};
 constexpr BlockRange kInRowOrderF32{2, 3};
 int permuted_slot_rows(const KernelSpec& spec) {
   const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
+  if (ring_in_row_order(spec)) return 1;
   const bool pairs = spec.weights_per_column() == 2 && is_narrow(spec.type);
   const bool f32 = spec.weights_per_column() == 1 && spec.type == ElementType::f32;
   const BlockRange in_order = pairs ? kInRowOrderPairs : kInRowOrderF32;

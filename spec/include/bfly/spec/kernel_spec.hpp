@@ -197,8 +197,11 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 // s of lane r holds row s ^ (r & (P - 1)) of the group, so that block_total's first log2(P) levels need no selects.
 // P = kPermutedSlotRows (at most W), or 1, slot s holding row s, every level with selects, for rows loaded whole at
 // W = 16 (16-bit pairs of 3 or 4 blocks, f32 of 2 or 3) whose rows packed tightly are not whole 128-byte lines: a load
-// of the row slots then reads one row of each group of a warp, not four.
+// of the row slots then reads one row of each group of a warp, not four; and 1 for the ring of rows staged anywhere
+// that step an odd number of columns (ring_in_row_order: W = 16, single f32 weights, f64 from K = 1000), where the
+// permuted order put a load's four rows on the same banks.
 int permuted_slot_rows(const KernelSpec& spec);
+bool ring_in_row_order(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
 // The default order's P for a width: kPermutedSlotRows, at most W (the staged loads always take it).
 inline int permuted_rows(int W) { return W < kPermutedSlotRows ? W : kPermutedSlotRows; }
