@@ -17,7 +17,7 @@ inline constexpr int kRedraws = 8;
 
 // Rows of a tile whose slots pass 1's staged loads permute by lane (slot s of lane r holds row s ^ (r & 3)), so that
 // block_total's first log2(4) levels need no selects (docs/DESIGN.md section 14): gen::permuted_rows(W), as many as
-// gen::kPermutedSlotRows, at most W.
+// gen::kPermutedSlotRows, at most W; the rings that gen::ring_in_row_order names hold row s in slot s instead.
 
 // Weight `index` of this lane's own row: from the warp's copy when the kernel copied its rows (copies_warp_rows, rows
 // packed tightly), else from global memory.

@@ -203,7 +203,8 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 int permuted_slot_rows(const KernelSpec& spec);
 bool ring_in_row_order(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
-// The default order's P for a width: kPermutedSlotRows, at most W (the staged loads always take it).
+// The default order's P for a width: kPermutedSlotRows, at most W (the staged loads take it but where
+// ring_in_row_order reads the ring in row order).
 inline int permuted_rows(int W) { return W < kPermutedSlotRows ? W : kPermutedSlotRows; }
 
 // Whether pass 2 of the plain sample kernel over 16-bit pairs (rows of at least 3 blocks not loaded whole, not odd K)
