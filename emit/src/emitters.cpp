@@ -715,14 +715,14 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
       "block 0's) of every row, the {} the register loads read from global memory, but into slot s it puts row "
       "s ^ (r & {}) of the tile, the order block_total needs.{}",
-      pairs ? "pair" : "weight", permuted_rows(spec.W) - 1,
+      pairs ? "pair" : "weight", permuted_slot_rows(spec) - 1,
       pairs ? " Each pair is screened as the register loads screen it." : ""), w);
   {
     auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
                         " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle" +
                         (pairs ? ", unsigned int& screen)" : ")"));
     w.line("const int place = (column & (RING_COLUMNS - 1)) ^ swizzle;  // the same for every row");
-    const int groups = permuted_rows(spec.W);
+    const int groups = permuted_slot_rows(spec);  // block_total's order
     for (int t = 0; t < groups; ++t)
       w.line("const Column* const row{0} = &ring[{0} ^ (r & {1})][place];  // slots {0}, {0} + {2}, ...", t, groups - 1,
              groups);
@@ -1117,9 +1117,9 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const auto block = [](std::string_view first, int u) {
     return u == 0 ? std::string(first) : fmt::format("{} + {}", first, u);
   };
-  // Slot s holds row s ^ (r & 3) (staged kernels have W >= 4), or row s for the rows staged anywhere that
-  // gen::ring_in_row_order reads in row order (permuted_slot_rows).
-  const int permuted_rows_for_loop = (anywhere ? permuted_slot_rows(spec) : kPermutedSlotRows) - 1;
+  // Slot s holds row s ^ (r & 3), or row s for the rings that gen::ring_in_row_order reads in row order: the order
+  // block_total is emitted with (permuted_slot_rows).
+  const int permuted_rows_for_loop = permuted_slot_rows(spec) - 1;
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");

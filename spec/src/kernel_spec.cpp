@@ -582,8 +582,8 @@ struct BlockRange {
 constexpr BlockRange kInRowOrderPairs{3, 4};
 constexpr BlockRange kInRowOrderF32{2, 3};
 int permuted_slot_rows(const KernelSpec& spec) {
-  const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
   if (ring_in_row_order(spec)) return 1;
+  const long long row_bytes = static_cast<long long>(spec.K) * size_of(spec.type);
   const bool pairs = spec.weights_per_column() == 2 && is_narrow(spec.type);
   const bool f32 = spec.weights_per_column() == 1 && spec.type == ElementType::f32;
   const BlockRange in_order = pairs ? kInRowOrderPairs : kInRowOrderF32;
