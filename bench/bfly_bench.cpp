@@ -7,10 +7,12 @@
 // rows repeated in a hashed order. Every algorithm first runs once on poisoned outputs and its draws are checked
 // (all in [0, K), no zero weight drawn, chi-square per distinct row); then it is timed with CUDA events around
 // each launch, after warm-up, alternating the two buffers, and the median is reported as bytes of weights read
-// (M * K * sizeof(T)) per second and as a fraction of the read ceiling measured in the same process.
+// (M * K * sizeof(T)) per second and as a fraction of the read ceiling measured in the same process (the table on
+// stdout also gives the median on each buffer).
 //
 // Output: a table on stdout and <out-dir>/<device>-<date>-sampling.csv with the columns
-//   device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling
+//   device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,
+//   buffer0_ms,buffer1_ms (the medians of the launches on each input buffer; empty for the ceilings)
 // plus two rows for the ceilings themselves (algorithm read-ceiling and copy-ceiling; type, K, M empty).
 // Exit status: 0 when every check passed, 1 when a check failed (those points are left out of the CSV),
 // 2 for a bad command line or a CUDA/bfly error.
@@ -403,9 +405,16 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// The median of a point's timed launches, and the medians of the launches on each input buffer (even and odd
+// iterations): where the two differ, the kernel's speed depends on where its input lies in memory.
+struct Timing {
+  double median_ms = 0.0;
+  double buffer_ms[2] = {0.0, 0.0};
+};
+
 // Median of `runs` launches, each between its own pair of events, after `warmup` untimed launches.
 // launch(i) runs iteration i (callers alternate their input buffers on i).
-double time_median_ms(const std::function<void(int)>& launch, int warmup, int runs, cudaStream_t stream) {
+Timing time_launches(const std::function<void(int)>& launch, int warmup, int runs, cudaStream_t stream) {
   for (int i = 0; i < warmup; ++i) launch(i);
   std::vector<cudaEvent_t> starts(runs), stops(runs);
   for (int i = 0; i < runs; ++i) {
@@ -426,7 +435,18 @@ double time_median_ms(const std::function<void(int)>& launch, int warmup, int ru
     CUDA_CHECK(cudaEventDestroy(starts[i]));
     CUDA_CHECK(cudaEventDestroy(stops[i]));
   }
-  return median(ms);
+  Timing timing;
+  timing.median_ms = median(ms);
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    std::vector<double> on_buffer;
+    for (int i = 0; i < runs; ++i)
+      if ((warmup + i) % 2 == buffer) on_buffer.push_back(ms[i]);
+    if (!on_buffer.empty()) timing.buffer_ms[buffer] = median(on_buffer);
+  }
+  return timing;
+}
+double time_median_ms(const std::function<void(int)>& launch, int warmup, int runs, cudaStream_t stream) {
+  return time_launches(launch, warmup, runs, stream).median_ms;
 }
 
 // ------------------------------------------------------------------------------------------------ results
@@ -439,6 +459,7 @@ struct Row {
   std::string variant;
   double median_ms = 0.0;
   double gbps = 0.0;
+  double buffer_ms[2] = {0.0, 0.0};  // the medians on each input buffer (0: not measured, the ceilings)
 };
 
 std::string today() {
@@ -666,11 +687,14 @@ class Bench {
           fmt::print("  FAIL {:<16} {}\n", c.algorithm, check.problem);
           continue;
         }
-        const double ms = time_median_ms(c.launch, o_.warmup, o_.runs, stream_);
-        Row row{c.algorithm, type_name, K, M, c.W, c.variant, ms, bytes / (ms * 1e6)};
+        const Timing timing = time_launches(c.launch, o_.warmup, o_.runs, stream_);
+        const double ms = timing.median_ms;
+        Row row{c.algorithm, type_name, K, M, c.W, c.variant, ms, bytes / (ms * 1e6), {timing.buffer_ms[0],
+                                                                                      timing.buffer_ms[1]}};
         fmt::print("  {:<16} {:>9.4f} ms {:>8.1f} GB/s {:>6.3f} of read   chi-square p {:.2g} (rows: min p x {} = "
-                   "{:.2g})\n",
-                   c.algorithm, ms, row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined, D, check.p_min_row);
+                   "{:.2g})   buffers {:.4f} / {:.4f} ms\n",
+                   c.algorithm, ms, row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined, D, check.p_min_row,
+                   timing.buffer_ms[0], timing.buffer_ms[1]);
         rows.push_back(std::move(row));
       } catch (const std::exception& e) {
         failures.push_back(fmt::format("{} {} K={}: {}", c.algorithm, type_name, K, e.what()));
@@ -742,10 +766,12 @@ class Bench {
         fmt::print("  FAIL {:<22} {}\n", algorithm, problem);
         return;
       }
-      const double ms = time_median_ms(launch, o_.warmup, o_.runs, stream_);
-      Row row{algorithm, type_name, K, M, 0, "", ms, bytes / (ms * 1e6)};
-      fmt::print("  {:<22} {:>9.4f} ms {:>8.1f} GB/s {:>6.3f} of read   chi-square p {:.2g}\n", algorithm, ms,
-                 row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined);
+      const Timing timing = time_launches(launch, o_.warmup, o_.runs, stream_);
+      const double ms = timing.median_ms;
+      Row row{algorithm, type_name, K, M, 0, "", ms, bytes / (ms * 1e6), {timing.buffer_ms[0], timing.buffer_ms[1]}};
+      fmt::print("  {:<22} {:>9.4f} ms {:>8.1f} GB/s {:>6.3f} of read   chi-square p {:.2g}   buffers {:.4f} / {:.4f} ms\n",
+                 algorithm, ms, row.gbps, row.gbps / read_ceiling_gbps_, check.p_combined, timing.buffer_ms[0],
+                 timing.buffer_ms[1]);
       rows.push_back(std::move(row));
     } catch (const std::exception& e) {
       failures.push_back(fmt::format("{} {} K={}: {}", algorithm, type_name, K, e.what()));
@@ -983,12 +1009,14 @@ int run(const Options& o) {
   const std::string path = fmt::format("{}/{}-{}-sampling.csv", o.out_dir, device_slug(device), date);
   std::ofstream csv(path);
   if (!csv) throw std::runtime_error("cannot write " + path);
-  csv << "device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling\n";
+  csv << "device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
+         "buffer0_ms,buffer1_ms\n";
+  const auto buffer_field = [](double ms) { return ms > 0.0 ? fmt::format("{:.5f}", ms) : std::string(); };
   const auto write = [&](const Row& r) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f}\n", csv_field(device), date, r.algorithm,
-                       r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f},{},{}\n", csv_field(device), date,
+                       r.algorithm, r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
                        r.W > 0 ? std::to_string(r.W) : "", r.variant, r.median_ms, r.gbps, read_gbps,
-                       r.gbps / read_gbps);
+                       r.gbps / read_gbps, buffer_field(r.buffer_ms[0]), buffer_field(r.buffer_ms[1]));
   };
   write(Row{"read-ceiling", "", 0, 0, 0, "", ceiling.read_ms, read_gbps});
   write(Row{"copy-ceiling", "", 0, 0, 0, "", copy_ms, copy_gbps});
