@@ -411,6 +411,62 @@ __device__ __noinline__ int sequential_draw(const T* row, int K, S u) {
   return K - 1;
 }
 
+// sequential_draw for each lane of a warp whose `again` is set, one such row after another, the warp's 32 lanes reading
+// the row together (32 weights a load, kRedrawLoads loads in flight a lane) and every lane adding them in column order
+// from shuffles: the same sums in the same order as sequential_draw, so the same draw, without one lane walking the
+// row alone (a row of 4000 weights kept one lane 180-250 us; docs/DESIGN.md section 6). Every lane of the warp calls
+// it; it returns the redrawn category to a lane whose `again` is set and `draw` to the others.
+template <typename T, typename S>
+__device__ __forceinline__ int sequential_draw_by_warp(bool again, const T* row, int K, S u, int draw) {
+  constexpr int kRedrawLoads = 8;
+  constexpr unsigned int kWarp = 0xffffffffu;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  unsigned int pending = __ballot_sync(kWarp, again);
+  while (pending != 0u) {
+    const int owner = __popc((pending & (0u - pending)) - 1u);  // the lowest lane still pending
+    pending &= pending - 1u;
+    const T* const its_row =
+        reinterpret_cast<const T*>(__shfl_sync(kWarp, reinterpret_cast<unsigned long long>(row), owner));
+    const S its_u = __shfl_sync(kWarp, u, owner);
+    // Algorithm 1: the total, weight by weight in column order (zeros past the row add nothing to it).
+    S total = S(0);
+    for (int c = 0; c < K; c += 32 * kRedrawLoads) {
+      S x[kRedrawLoads];
+#pragma unroll
+      for (int i = 0; i < kRedrawLoads; ++i) x[i] = c + 32 * i + lane < K ? widen(its_row[c + 32 * i + lane]) : S(0);
+#pragma unroll
+      for (int i = 0; i < kRedrawLoads; ++i)
+        for (int j = 0; j < 32; ++j) total += __shfl_sync(kWarp, x[i], j);
+    }
+    // Algorithm 2: the first column whose running total exceeds u * total (every lane finds the same one).
+    const S target = scaled_uniform(its_u, total);
+    S running = S(0);
+    int found = K - 1;
+    bool done = false;
+    for (int c = 0; c < K && !done; c += 32 * kRedrawLoads) {
+      S x[kRedrawLoads];
+#pragma unroll
+      for (int i = 0; i < kRedrawLoads; ++i) x[i] = c + 32 * i + lane < K ? widen(its_row[c + 32 * i + lane]) : S(0);
+#pragma unroll
+      for (int i = 0; i < kRedrawLoads; ++i) {
+        for (int j = 0; j < 32; ++j) {
+          const S weight = __shfl_sync(kWarp, x[i], j);
+          const int k = c + 32 * i + j;
+          if (!done && k < K) {
+            running += weight;
+            if (target < running) {
+              found = k;
+              done = true;
+            }
+          }
+        }
+      }
+    }
+    if (lane == owner) draw = found;
+  }
+  return draw;
+}
+
 }  // namespace bfly
 
 namespace bfly {
