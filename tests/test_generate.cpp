@@ -3,6 +3,7 @@
 #include "bfly/error.hpp"
 #include "bfly/emit/embedded_templates.hpp"
 #include "bfly/emit/generate.hpp"
+#include "bfly/spec/choose.hpp"
 #include "bfly/spec/spec_catalog.hpp"
 
 #include <gtest/gtest.h>
@@ -72,6 +73,22 @@ TEST(Generate, InlineHeadersPastesEveryTemplate) {
   EXPECT_TRUE(contains(text, "sequential_draw"));
   EXPECT_FALSE(embedded_templates_hash().empty());
   EXPECT_THROW(template_source("bfly/none.cuh"), bfly::Error);
+}
+
+// A row whose search landed on a zero weight is redrawn by the whole warp from kWarpRedrawFromK weights on (every lane
+// of the warp calls bfly::sequential_draw_by_warp), by its own lane below; the other kernels keep their own redraws.
+TEST(Generate, LongRowsAreRedrawnByTheWarp) {
+  for (const int K : {bfly::gen::kWarpRedrawFromK - 1, bfly::gen::kWarpRedrawFromK, 4097}) {
+    for (const ElementType type : {ElementType::f32, ElementType::f64, ElementType::bf16}) {
+      const KernelSpec spec = bfly::gen::choose_sample_spec(K, type, {}, 1 << 20);
+      const std::string text = generate(spec).text;
+      const bool by_warp = K >= bfly::gen::kWarpRedrawFromK && !bfly::gen::splits_rows(spec.operation);
+      EXPECT_EQ(bfly::gen::redraws_by_warp(spec), by_warp) << bfly::gen::kernel_name(spec);
+      EXPECT_EQ(contains(text, "bfly::sequential_draw_by_warp(again, my_row, K, u, draw);"), by_warp)
+          << bfly::gen::kernel_name(spec);
+      if (!by_warp) EXPECT_TRUE(contains(text, "sequential_draw(")) << bfly::gen::kernel_name(spec);
+    }
+  }
 }
 
 TEST(Generate, LaunchGeometryBoundsSharedMemory) {

@@ -80,13 +80,37 @@ Source generate(const KernelSpec& spec) {
   if (spec.operation == Operation::sample || spec.operation == Operation::sample_pairs) {
     values["S"] = std::string(emit::sum_type(spec));
     // A kernel that copied its warp's rows (tightly packed) checks the drawn weight in the copy (emit::own_weight).
-    values["drawn_weight"] = emit::widened(spec, emit::own_weight(spec, "draw"));
+    std::string drawn_weight = emit::widened(spec, emit::own_weight(spec, "draw"));
     // A kernel that keeps its chosen tile (16-bit pairs) has the drawn pair in `chosen`: the drawn weight of it.
     if (stashes_chosen_tile(spec))
-      values["drawn_weight"] = "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
+      drawn_weight = "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
     // Over pairs at odd K the pick can land one past the row (a weight outside it): not read, drawn again.
     if (emit::odd_row_pairs(spec))
-      values["drawn_weight"] = fmt::format("(draw < K ? {} : {}(0))", values["drawn_weight"], emit::sum_type(spec));
+      drawn_weight = fmt::format("(draw < K ? {} : {}(0))", drawn_weight, emit::sum_type(spec));
+    // The output: a row whose search landed on a zero weight through add/subtract rounding is drawn again
+    // sequentially (Algorithms 1 and 2), so a zero-weight category is never drawn; rows of kWarpRedrawFromK weights
+    // or more by the whole warp (redraws_by_warp, bfly::sequential_draw_by_warp), shorter rows by their own lane.
+    const std::string S(emit::sum_type(spec));
+    if (redraws_by_warp(spec)) {
+      values["output"] = fmt::format(
+          "// Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially "
+          "(Algorithms 1\n"
+          "// and 2, the whole warp reading it), so a zero-weight category is never drawn.\n"
+          "const bool again = valid && (draw < 0 || !({} > {}(0)));\n"
+          "draw = bfly::sequential_draw_by_warp(again, my_row, K, u, draw);\n"
+          "if (valid) {{\n"
+          "  out[m] = draw;\n",
+          drawn_weight, S);
+    } else {
+      values["output"] = fmt::format(
+          "if (valid) {{\n"
+          "  // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially\n"
+          "  // (Algorithms 1 and 2), so a zero-weight category is never drawn.\n"
+          "  if (draw < 0 || !({} > {}(0))) draw = bfly::sequential_draw(my_row, K, u);\n"
+          "  out[m] = draw;\n",
+          drawn_weight, S);
+    }
+    values["output"] += "} else if (m < M) {\n  out[m] = -1;\n  bfly::report_invalid_row(invalid_rows, m);\n}";
     // __launch_bounds__'s second argument, CTAs per SM, when the spec asks for an occupancy.
     const int min_ctas = min_ctas_per_sm(spec);
     values["min_ctas_per_sm"] = min_ctas == 0 ? "" : fmt::format(", {}", min_ctas);

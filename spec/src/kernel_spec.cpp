@@ -504,6 +504,14 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
 
+// One lane walking a row of 3000-4000 weights took 180-250 us on the H100 and held whole launches of 1 GiB for it (one
+// CTA: f32 K = 2047 0.815 of the read ceiling, f16 K = 3002 0.76, 4097 0.73; per-CTA times in bench/results/
+// h100-80gb-hbm3-2026-11-28-cta-times-bench.log); with the warp reading it they read 0.887, 0.855 and 0.80
+// (-2026-11-28-stragglers-sampling.csv). In every kernel, the warp's redraw changed ptxas's registers and spilled some
+// (f64 K = 128-256: 84-1108 bytes, 0.04-0.05 of the read ceiling lost; f64 K = 48: 0.956 -> 0.835), so shorter rows,
+// whose lane walks them in a few microseconds, keep their lane's redraw.
+bool redraws_by_warp(const KernelSpec& spec) { return plain_sample(spec) && spec.K >= kWarpRedrawFromK; }
+
 bool tight_rows_off_16_bytes(int K, ElementType type) {
   return static_cast<long long>(K) * size_of(type) % kStagePieceBytes != 0;
 }

@@ -44,14 +44,5 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   {{pass2}}
 
   // ---- Output ----
-  // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially (Algorithms 1
-  // and 2, the whole warp reading it), so a zero-weight category is never drawn.
-  const bool again = valid && (draw < 0 || !({{drawn_weight}} > {{S}}(0)));
-  draw = bfly::sequential_draw_by_warp(again, my_row, K, u, draw);
-  if (valid) {
-    out[m] = draw;
-  } else if (m < M) {
-    out[m] = -1;
-    bfly::report_invalid_row(invalid_rows, m);
-  }
+  {{output}}
 }

@@ -415,7 +415,8 @@ __device__ __noinline__ int sequential_draw(const T* row, int K, S u) {
 // the row together (32 weights a load, kRedrawLoads loads in flight a lane) and every lane adding them in column order
 // from shuffles: the same sums in the same order as sequential_draw, so the same draw, without one lane walking the
 // row alone (a row of 4000 weights kept one lane 180-250 us; docs/DESIGN.md section 6). Every lane of the warp calls
-// it; it returns the redrawn category to a lane whose `again` is set and `draw` to the others.
+// it; it returns the redrawn category to a lane whose `again` is set and `draw` to the others. The plain sample kernel
+// takes it for rows of kWarpRedrawFromK weights or more (gen::redraws_by_warp); shorter rows keep sequential_draw.
 template <typename T, typename S>
 __device__ __forceinline__ int sequential_draw_by_warp(bool again, const T* row, int K, S u, int draw) {
   constexpr int kRedrawLoads = 8;

@@ -110,11 +110,10 @@ bfly_sample_f32_w16_k3_r8_swap(const float* __restrict__ weights, long long M, l
   }
 
   // ---- Output ----
-  // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially (Algorithms 1
-  // and 2, the whole warp reading it), so a zero-weight category is never drawn.
-  const bool again = valid && (draw < 0 || !(my_row[draw] > T(0)));
-  draw = bfly::sequential_draw_by_warp(again, my_row, K, u, draw);
   if (valid) {
+    // Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially
+    // (Algorithms 1 and 2), so a zero-weight category is never drawn.
+    if (draw < 0 || !(my_row[draw] > T(0))) draw = bfly::sequential_draw(my_row, K, u);
     out[m] = draw;
   } else if (m < M) {
     out[m] = -1;

@@ -155,6 +155,11 @@ inline constexpr int kRegisterBlocksInFlight = 2;
 // both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
+// Whether the plain sample kernel redraws a row whose butterfly search landed on a zero weight with the whole warp
+// reading the row (bfly::sequential_draw_by_warp) rather than its own lane alone (bfly::sequential_draw): rows of
+// kWarpRedrawFromK weights or more. Both draw the same.
+bool redraws_by_warp(const KernelSpec& spec);
+inline constexpr int kWarpRedrawFromK = 1000;
 // Whether a staged kernel (pass1_stages > 0) copies memory's own 16 bytes and reads each row at its own place in the
 // ring, so that its rows may start anywhere (any ld; the weights pointer on 16 bytes): the kernels whose rows packed
 // tightly (ld = K) would not all start on 16 bytes with block 0 on a copy's first column, that is K * sizeof(T) not
