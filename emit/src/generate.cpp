@@ -90,7 +90,7 @@ Source generate(const KernelSpec& spec) {
     // The output: a row whose search landed on a zero weight through add/subtract rounding is drawn again
     // sequentially (Algorithms 1 and 2), so a zero-weight category is never drawn; rows of kWarpRedrawFromK weights
     // or more by the whole warp (redraws_by_warp, bfly::sequential_draw_by_warp), shorter rows by their own lane.
-    const std::string S(emit::sum_type(spec));
+    const std::string& S = values["S"];
     if (redraws_by_warp(spec)) {
       values["output"] = fmt::format(
           "// Add/subtract rounding can land a search on a zero weight; such a row is drawn again sequentially "
