@@ -4,11 +4,12 @@
 # first) and a table of the fraction of the read ceiling last. Built here, one build folder per tree, e.g.
 #   cmake -S . -B build-e1 -G Ninja -DBFLY_BUILD_BENCH=ON -DBFLY_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90
 #   ninja -C build-e1 bfly-bench && cp build-e1/bench/bfly-bench build-deps/bin/bfly-bench-e1
-# usage: bash bench/run_variants.sh "e0 e1" "f32 bf16" [runs] [repeats]
+# usage: [K_f32=LIST ...] bash bench/run_variants.sh "e0 e1" "f32 bf16" [runs] [repeats]
+# The K of type t come from $K_<t> where it is set, else from the lists below.
 set -u
 variants=$1; types=$2; runs=${3:-15}; repeats=${4:-1}
 export BFLY_CACHE_DIR=/tmp/bfly-cache
-klist() { case $1 in
+klist() { local own=K_$1; [[ -n "${!own:-}" ]] && { echo "${!own}"; return; }; case $1 in
   f32) echo 16,32,64,71,100,128,200,256,512,1000,1024,2000,2048,3000,4096;;
   bf16|f16) echo 16,32,64,100,128,200,256,512,1000,1024,2000,2048,3000,4094;;
   f64) echo 16,64,128,256,512,1000,1024,2048,4096,4097;;

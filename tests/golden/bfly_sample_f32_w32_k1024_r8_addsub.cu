@@ -89,9 +89,9 @@ __device__ __forceinline__ int line_phase(const T* rows, long long ld, int k) {
 // What a lane copies of every line, worked out once: 16 bytes (PIECE_COLUMNS columns) a copy, piece i being row k =
 // (i W + r) / 8 and columns PIECE_COLUMNS ((i W + r) % 8) on of the line, so that 8 lanes read one line. `column` is
 // where the piece of line 0 starts, counted from block 0's column (line L's starts LINE_COLUMNS L further), `source`
-// its address. A row past the last takes the places a row would but lies whole rings left of block 0: nothing of it
-// is read, and its copies write zeros where the tiles read it (a column past every block put them elsewhere, and the
-// tiles read what an earlier CTA had left there: docs/DESIGN.md section 14).
+// its address. A row past the last takes the places of a row whose block 0 starts a line, but whole rings left of
+// block 0: nothing of it is read, and its copies write zeros where the tiles read it (a column past every block put
+// them elsewhere, and the tiles read what an earlier CTA had left there: docs/DESIGN.md section 14).
 struct StagePlan {
   const T* source[PIECES_PER_LANE];
   int column[PIECES_PER_LANE];
@@ -101,7 +101,7 @@ __device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, in
   #pragma unroll
   for (int i = 0; i < PIECES_PER_LANE; ++i) {
     const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
-    plan.column[i] = q - line_phase(rows, ld, k) - (k < rows_left ? 0 : RING_COLUMNS * (LINES + 2));
+    plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : q - RING_COLUMNS * (LINES + 2);
     plan.source[i] = rows + k * ld + (FIRST_BLOCK_COLUMN + plan.column[i]);
   }
   return plan;
