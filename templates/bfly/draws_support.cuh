@@ -204,6 +204,30 @@ __device__ __noinline__ int sequential_draw_excluding(const Weight& weight, int 
   return last;
 }
 
+// The split kernels' redraw (docs/DESIGN.md section 6): where the search of the chosen part's table landed on a zero
+// weight through rounding, the draw is made again within that part alone, its categories [begin, end) (clipped to
+// [0, K)) in column order skipping the `count` categories in `drawn`: the first whose running total exceeds t, the
+// target within the part, or, where rounding left t at or past their sequential total, the last positive one. The
+// running total first exceeds t at a category of positive weight, so no zero weight is drawn; -1 when the part has
+// no positive weight left. A part is W columns: the whole row, up to 262144 weights, kept one lane for milliseconds.
+template <typename S, typename Weight>
+__device__ __noinline__ int sequential_draw_within(const Weight& weight, int begin, int end, int K, S t,
+                                                   const int* drawn, int count) {
+  if (begin < 0) begin = 0;
+  if (end > K) end = K;
+  S running = S(0);
+  int last = -1;  // the last positive category, for a target that rounding put past the part's end
+  for (int k = begin; k < end; ++k) {
+    if (already_drawn(k, drawn, count)) continue;
+    const S x = weight(k);
+    if (!(x > S(0))) continue;
+    running += x;
+    last = k;
+    if (t < running) return k;
+  }
+  return last;
+}
+
 }  // namespace bfly
 
 #endif  // BFLY_DRAWS_SUPPORT_CUH

@@ -134,9 +134,13 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
       {{level2_search}}
       if (searcher) {
         {{level2_draw}}
-        // Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially
-        // (Algorithms 1 and 2), so a zero-weight category is never drawn.
-        if ({{unusable_draw}}) draw = {{sequential_draw}};
+        // Add/subtract rounding can land a search on a zero weight; such a draw is made again sequentially within
+        // the chosen part (Algorithms 1 and 2 over its W {{column_noun}}s, from the target within it), so a zero-weight
+        // category is never drawn; over the whole row only where the part has no positive weight left.
+        if ({{unusable_draw}}) {
+          draw = {{redraw_within_part}};
+          if (draw < 0) draw = {{sequential_draw}};
+        }
         found[group] = draw;
       }
     }
