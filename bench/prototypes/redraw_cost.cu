@@ -37,14 +37,16 @@ __global__ void whole_row_logits(const float* row, int K, int* out) {
 __global__ void within_part(const float* row, int K, int part, int* out) {
   if (threadIdx.x == 0) {
     const bfly::RowWeights<float> weights{row};
-    out[0] = bfly::sequential_draw_within(weights, part * 32, part * 32 + 32, K, 1e30f, static_cast<const int*>(nullptr), 0);
+    out[0] = bfly::sequential_draw_within(weights, part * 32, part * 32 + 32, K, 1e30f, static_cast<const int*>(nullptr),
+                                          0);
   }
 }
 
 __global__ void within_part_logits(const float* row, int K, int part, int* out) {
   if (threadIdx.x == 0) {
     const bfly::RowLogitWeights<float> weights{row, 0.0f, static_cast<float>(bfly::kLog2e)};
-    out[0] = bfly::sequential_draw_within(weights, part * 32, part * 32 + 32, K, 1e30f, static_cast<const int*>(nullptr), 0);
+    out[0] = bfly::sequential_draw_within(weights, part * 32, part * 32 + 32, K, 1e30f, static_cast<const int*>(nullptr),
+                                          0);
   }
 }
 

@@ -408,10 +408,12 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
                                         distinct(spec) ? " || (rest && bfly::already_drawn(draw, drawn, first))" : "");
   // The chosen part's categories: W columns from part * W, two weights a column over pairs (from the row's phase).
   const std::string part_begin = odd_pairs(spec) ? "2 * part * W - phase" : pairs(spec) ? "2 * part * W" : "part * W";
-  const std::string part_weights = logits(spec) ? "bfly::RowLogitWeights<T>{row, tile_max, scale}" : "bfly::RowWeights<T>{row}";
-  values["redraw_within_part"] = fmt::format(
-      "bfly::sequential_draw_within({0}, {1}, {1} + {2}W, K, t, {3})", part_weights, part_begin, pairs(spec) ? "2 * " : "",
-      distinct(spec) ? "drawn, rest ? first : 0" : "static_cast<const int*>(nullptr), 0");
+  const std::string part_weights =
+      logits(spec) ? "bfly::RowLogitWeights<T>{row, tile_max, scale}" : "bfly::RowWeights<T>{row}";
+  values["redraw_within_part"] =
+      fmt::format("bfly::sequential_draw_within({0}, {1}, {1} + {2}W, K, t, {3})", part_weights, part_begin,
+                  pairs(spec) ? "2 * " : "",
+                  distinct(spec) ? "drawn, rest ? first : 0" : "static_cast<const int*>(nullptr), 0");
   values["sequential_draw"] =
       distinct(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], drawn, rest ? first : 0)"
       : logits(spec) ? "bfly::sequential_draw_excluding(weight_of, K, uniforms[group], static_cast<const int*>(nullptr), 0)"
