@@ -16,8 +16,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <string>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 

@@ -690,9 +690,9 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "row k = (i W + r) / 8 and columns PIECE_COLUMNS ((i W + r) % 8) on of the line, so that 8 lanes read one "
       "line. `column` is where the piece of line 0 starts, counted from block 0's column (line L's starts "
       "LINE_COLUMNS L further), `source` its address. A row past the last takes the places of a row whose block 0 "
-      "starts a line, but whole rings left of block 0: nothing of it is read, and its copies write zeros where the tiles read it (a "
-      "column past every block put them elsewhere, and the tiles read what an earlier CTA had left there: "
-      "docs/DESIGN.md section 14).", w);
+      "starts a line, but whole rings left of block 0: nothing of it is read, and its copies write zeros where the "
+      "tiles read it (a column past every block put them elsewhere, and the tiles read what an earlier CTA had left "
+      "there: docs/DESIGN.md section 14).", w);
   stage_plan({"plan.column[i] = k < rows_left ? q - line_phase(rows, ld, k) : q - RING_COLUMNS * (LINES + 2);",
               fmt::format("plan.source[i] = rows + k * ld + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor)},
              w);
