@@ -92,13 +92,26 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
   return pairs;
 }
 
-// The row kernel for K and type: W = 16 (8 for K >= 8, else 4), the variant and R of the rule, and for f16 and bf16
-// with K even, unless the caller forced the operation or W, the pairs kernel where it was faster.
+// One draw from f32 weights takes W = 32 from this K to kF32OneBlockToK: a row in one block of 32 (K = 23-31 with
+// padding on the left, K = 33-40 with a remnant of up to 8 searched linearly) rather than W = 16's two blocks, of
+// which K = 25-31 pad 1-7 columns. On an H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-28-short-w-*.csv, every
+// K from 17 to 64) K = 25-31 read 0.72-0.88 of the read ceiling at W = 16 and 0.94 at W = 32, K = 24 and 34-40
+// 0.896-0.914 against 0.927-0.951, K = 23, 32 and 33 about 0.01 more; W = 32 lost below (K = 21: 0.905 against 0.924)
+// and above, where its remnant is padded to a second block (K = 41: 0.550 against 0.944). f64 stays at W = 16
+// (0.94-0.96 there but K = 24, 0.908). The forms (logits, several draws) and the LDA z-step force the operation and
+// keep W = 16.
+constexpr int kF32OneBlockFromK = 23;
+constexpr int kF32OneBlockToK = 40;
+
+// The row kernel for K and type: W = 16 (8 for K >= 8, else 4; 32 for one draw from f32 weights of 23-40), the
+// variant and R of the rule, and for f16 and bf16, unless the caller forced the operation or W, the pairs kernel
+// where it was faster.
 KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, Operation operation) {
   KernelSpec spec;
   spec.K = K;
   spec.type = type;
   spec.W = K >= 16 ? 16 : K >= 8 ? 8 : 4;  // W = 16 held up best over K on an H100 (bench/results, 2026-11-22)
+  if (type == ElementType::f32 && !forced.operation && K >= kF32OneBlockFromK && K <= kF32OneBlockToK) spec.W = 32;
   if (forced.W) spec.W = *forced.W;
   // addsub (the paper's faster build) for f32; for f64 the swap build matched or beat it at every K of the H100
   // sweep and addsub fell to 0.77 and 0.85 of the read ceiling at K = 16 and 1024 (swap: 0.87, 0.93).

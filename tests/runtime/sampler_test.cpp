@@ -121,7 +121,24 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(vocabulary.W, 32);
   EXPECT_EQ(vocabulary.R, 0);
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).W, 16);
-  EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f32, none).W, 16);
+  // One draw from f32 weights of 23-40: one block of W = 32 (padded on the left below 32, a remnant of up to 8 above);
+  // W = 16 on either side, and for f64, for a forced operation (the forms, the LDA z-step) and under a forced W.
+  EXPECT_EQ(gen::choose_sample_spec(22, gen::ElementType::f32, none).W, 16);
+  for (int K : {23, 31, 32, 40}) {
+    const gen::KernelSpec one_block = gen::choose_sample_spec(K, gen::ElementType::f32, none);
+    EXPECT_EQ(one_block.W, 32) << "K = " << K;
+    EXPECT_EQ(one_block.blocks(), 1) << "K = " << K;
+    EXPECT_EQ(one_block.operation, gen::Operation::sample) << "K = " << K;
+  }
+  EXPECT_TRUE(gen::choose_sample_spec(31, gen::ElementType::f32, none).padded());
+  EXPECT_EQ(gen::choose_sample_spec(40, gen::ElementType::f32, none).remnant(), 8);
+  EXPECT_EQ(gen::choose_sample_spec(41, gen::ElementType::f32, none).W, 16);
+  EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f64, none).W, 16);
+  EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f32, rows).W, 16) << "a forced operation keeps W = 16";
+  gen::SampleChoice w16;
+  w16.W = 16;
+  EXPECT_EQ(gen::choose_sample_spec(31, gen::ElementType::f32, w16).W, 16);
+  EXPECT_EQ(gen::choose_lda_z_spec(31, gen::ElementType::f32).W, 16) << "the LDA z-step keeps its own rule";
   const gen::KernelSpec big = gen::choose_sample_spec(1000, gen::ElementType::f64, none);
   EXPECT_EQ(big.W, 16);
   EXPECT_EQ(big.R, 8);

@@ -22,8 +22,9 @@ struct SampleChoice {
 
 // The sampling spec for K and type. Rule, from the H100 sweep (bench/results, 2026-11-22): W = 16 for K >= 16 (the
 // steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about twice the registers and ran
-// erratically for K not a multiple of 32), 8 for K >= 8, else 4; variant addsub for f32 (the paper's faster build)
-// and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants of up to 8 leading elements are
+// erratically for K not a multiple of 32; but W = 32, one block, for one draw from f32 weights at K = 23-40, where
+// W = 16 padded or took two blocks: 2026-11-28), 8 for K >= 8, else 4; variant addsub for f32 (the paper's faster
+// build) and swap for f64 (faster there on the H100); R = min(8, W - 1), so remnants of up to 8 leading elements are
 // searched linearly and larger ones padded. Forced fields replace the chosen ones; the result is validated
 // (bfly::Error names a bad forced value).
 //
