@@ -353,7 +353,20 @@ TEST(KernelSpec, StagedPassOneRule) {
   EXPECT_EQ(pass1_stages(w16_spec(1001, ElementType::f64)), 8);                // padded by 7 columns (odd) ...
   EXPECT_TRUE(stages_rows_anywhere(w16_spec(1001, ElementType::f64)));        // ... anywhere
   EXPECT_EQ(pass1_stages(w16_spec(1002, ElementType::f64, Operation::sample, 7)), 8);             // padded by 6
-  EXPECT_FALSE(stages_rows_anywhere(w16_spec(1002, ElementType::f64, Operation::sample, 7)));
+  // Single weights from K = 392 in rows not a multiple of a 32-byte sector: 8016 bytes (f64 K = 2 mod 4), whatever
+  // the remnant; shorter rows keep the ring in row order.
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1002, ElementType::f64, Operation::sample, 7)));
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(394, ElementType::f64)));         // rows of 3152 bytes
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(390, ElementType::f64)));        // 3120 bytes, but shorter
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(392, ElementType::f64)));        // 3136 bytes: on sectors
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(364, ElementType::f64)));        // 2912 bytes, block 0 at column -4
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(1004, ElementType::f32)));        // rows of 4016 bytes (K = 4 mod 8)
+  EXPECT_TRUE(stages_rows_anywhere(w16_spec(396, ElementType::f32)));         // 1584 bytes
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(388, ElementType::f32)));        // 1552 bytes, but shorter
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(2048, ElementType::f32)));
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(2000, ElementType::f32, Operation::sample, 0)));  // 8000 bytes
+  EXPECT_EQ(pass1_stages(w16_spec(2008, ElementType::bf16, Operation::sample_pairs)), 8);
+  EXPECT_FALSE(stages_rows_anywhere(w16_spec(2008, ElementType::bf16, Operation::sample_pairs)));  // pairs keep it
   KernelSpec wide = w16_spec(1024, ElementType::f64);
   wide.W = 32;  // a block of W 8-byte columns is wider than a line
   EXPECT_EQ(pass1_stages(wide), 0);

@@ -516,9 +516,32 @@ bool tight_rows_off_16_bytes(int K, ElementType type) {
   return static_cast<long long>(K) * size_of(type) % kStagePieceBytes != 0;
 }
 
+// Single weights in rows of at least kSectorsAnywhereFromK weights whose rows packed tightly are not a multiple of 32
+// bytes (f32 K = 4 mod 8, f64 K = 2 mod 4; block 0 is then a multiple of 32 bytes from the row's start whatever the
+// remnant) are staged anywhere too. The ring in row order copies a row's own 128 bytes from block 0 on, so that such a
+// copy starts and ends in the middle of a sector: a warp's copy of 128 bytes reads 5 sectors, and L2 served f64
+// K = 362 52.0 M sectors for the 35.1 M of K = 360 (ncu, H100,
+// bench/results/h100-80gb-hbm3-2026-11-28-sectors-ncu.txt). Staged anywhere, the copies are memory's own lines. On
+// the H100 at 1 GiB (-sector-ab-sampling.csv for f32, -sector-ab-f64-sampling.csv, each build twice in turn), every
+// such K staged anywhere against the ring in row order:
+// - f64 K = 394-510 read a median of 0.882 -> 0.905 of the read ceiling (-0.002 to +0.034; under 0.90: 30 -> 9 K),
+//   K = 1002, 2002, 2046, 3002 and 4094 +0.015 to +0.041 (K = 1502: -0.006);
+// - f32 K = 380-508 +0.00 to +0.044 (K = 404: -0.003; K = 508: 0.890 -> 0.934), K = 1004, 2004 and 3004 +0.03;
+// - shorter rows lost: f64 K = 182-262 up to -0.064 (K = 194), K = 266-390 gained or lost by K mod 32 (-0.028 to
+//   +0.018), f32 K = 372 -0.010. They keep the ring in row order.
+namespace {
+constexpr int kSectorsAnywhereFromK = 392;
+bool rows_off_sectors(const KernelSpec& spec) {
+  constexpr int kSectorBytes = 32;
+  return spec.weights_per_column() == 1 && spec.K >= kSectorsAnywhereFromK &&
+         static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0;
+}
+}  // namespace
+
 bool stages_rows_anywhere(const KernelSpec& spec) {
   return stages_blocks(spec) && (tight_rows_off_16_bytes(spec.K, spec.type) ||
-                                 spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0);
+                                 spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0 ||
+                                 rows_off_sectors(spec));
 }
 
 int warp_copy_words(const KernelSpec& spec) {

@@ -163,8 +163,9 @@ inline constexpr int kWarpRedrawFromK = 1000;
 // Whether a staged kernel (pass1_stages > 0) copies memory's own 16 bytes and reads each row at its own place in the
 // ring, so that its rows may start anywhere (any ld; the weights pointer on 16 bytes): the kernels whose rows packed
 // tightly (ld = K) would not all start on 16 bytes with block 0 on a copy's first column, that is K * sizeof(T) not
-// a multiple of 16 or block 0 off a copy (odd K over pairs among them). The other staged kernels read every row of
-// a tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
+// a multiple of 16 or block 0 off a copy (odd K over pairs among them), and for single weights from K = 392 rows not
+// a multiple of a 32-byte sector (f32 K = 4 mod 8, f64 K = 2 mod 4). The other staged kernels read every row of a
+// tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
 // Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
 // (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
