@@ -10,7 +10,8 @@
 // (M * K * sizeof(T)) per second and as a fraction of the read ceiling measured in the same process (the table on
 // stdout also gives the median on each buffer).
 //
-// Output: a table on stdout and <out-dir>/<device>-<date>-sampling.csv with the columns
+// Output: a table on stdout and <out-dir>/<device>-<date>-sampling.csv (a later run of the day: -2-sampling.csv, -3-,
+// and so on, so that no earlier file is replaced) with the columns
 //   device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,
 //   buffer0_ms,buffer1_ms (the medians of the launches on each input buffer; empty for the ceilings)
 // plus two rows for the ceilings themselves (algorithm read-ceiling and copy-ceiling; type, K, M empty).
@@ -20,6 +21,7 @@
 #include "draw_check.hpp"
 
 #include "bfly/error.hpp"
+#include "bfly/output_file.hpp"
 #include "bfly/emit/generate.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/jit/cache.hpp"
@@ -41,8 +43,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -160,7 +160,7 @@ const Form& form_named(const std::string& name) {
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
       "  --jobs N           NVRTC compile threads (default: all cores)\n"
-      "  --out-dir DIR      where the CSV goes (default bench/results)\n"
+      "  --out-dir DIR      where the CSV goes (default bench/results; never over an earlier run's file)\n"
       "  --compile-only     compile every bfly spec of the sweep (no GPU needed) and print resources and timing\n"
       "  --arch A           target of --compile-only (default sm_90)\n"
       "  --forms LIST       also logits and several draws per row: all, or logits-1, logits-4, logits-distinct-4\n"
@@ -1005,24 +1005,23 @@ int run(const Options& o) {
   const double copy_gbps = std::max(first.copy_gbps, last.copy_gbps);
   const double copy_ms = first.copy_gbps >= last.copy_gbps ? first.copy_ms : last.copy_ms;
 
-  std::filesystem::create_directories(o.out_dir);
-  const std::string path = fmt::format("{}/{}-{}-sampling.csv", o.out_dir, device_slug(device), date);
-  std::ofstream csv(path);
-  if (!csv) throw std::runtime_error("cannot write " + path);
-  csv << "device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
-         "buffer0_ms,buffer1_ms\n";
+  // A second run of the day writes <device>-<date>-2-sampling.csv and so on: an earlier run's file is kept.
+  const std::string path =
+      bfly::create_unused_file(o.out_dir, fmt::format("{}-{}", device_slug(device), date), "-sampling.csv");
+  bfly::OutputFile csv(path);
+  csv.text("device,date,algorithm,type,K,M,W,variant,median_ms,gbps,read_ceiling_gbps,fraction_of_read_ceiling,"
+           "buffer0_ms,buffer1_ms\n");
   const auto buffer_field = [](double ms) { return ms > 0.0 ? fmt::format("{:.5f}", ms) : std::string(); };
   const auto write = [&](const Row& r) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f},{},{}\n", csv_field(device), date,
-                       r.algorithm, r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
-                       r.W > 0 ? std::to_string(r.W) : "", r.variant, r.median_ms, r.gbps, read_gbps,
-                       r.gbps / read_gbps, buffer_field(r.buffer_ms[0]), buffer_field(r.buffer_ms[1]));
+    csv.text(fmt::format("{},{},{},{},{},{},{},{},{:.5f},{:.2f},{:.2f},{:.4f},{},{}\n", csv_field(device), date,
+                         r.algorithm, r.type, r.K > 0 ? std::to_string(r.K) : "", r.M > 0 ? std::to_string(r.M) : "",
+                         r.W > 0 ? std::to_string(r.W) : "", r.variant, r.median_ms, r.gbps, read_gbps,
+                         r.gbps / read_gbps, buffer_field(r.buffer_ms[0]), buffer_field(r.buffer_ms[1])));
   };
   write(Row{"read-ceiling", "", 0, 0, 0, "", ceiling.read_ms, read_gbps});
   write(Row{"copy-ceiling", "", 0, 0, 0, "", copy_ms, copy_gbps});
   for (const Row& r : rows) write(r);
-  csv.close();
-  if (!csv) throw std::runtime_error("writing " + path + " failed");
+  csv.commit();
 
   for (ElementType type : o.types) print_table(rows, std::string(bfly::gen::name_of(type)), read_gbps);
   fmt::print("\nread ceiling {:.1f} GB/s (before {:.1f}, after {:.1f}); copy ceiling {:.1f} GB/s\nwrote {}\n",

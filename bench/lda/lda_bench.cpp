@@ -12,6 +12,7 @@
 // iteration of bfly-lda costs with that z-step; mtokens_per_s is tokens / zstep time.
 #include "../baselines.hpp"
 #include "../compile_all.hpp"
+#include "bfly/output_file.hpp"
 #include "bfly/spec/kernel_spec.hpp"
 #include "bfly/spec/lda_baseline.hpp"
 #include "bfly/jit/driver.hpp"
@@ -27,8 +28,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -76,7 +75,8 @@ const char* kUsage =
     "                     plus the default spec (all; the default for --quick and --K), or the default spec plus\n"
     "                     w32-addsub of each layout (default for the sweep)\n"
     "  --runs N           timed runs per point (default 10), --warmup N (default 2)\n"
-    "  --out-dir DIR      where <device>-<date>-lda.csv goes (default bench/results)\n";
+    "  --out-dir DIR      where <device>-<date>-lda.csv goes (default bench/results; a later run of the day\n"
+    "                     writes <device>-<date>-2-lda.csv and so on)\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -431,18 +431,16 @@ int main(int argc, char** argv) {
 
     precompile(o);
     std::vector<Row> rows;
-    const std::string path = fmt::format("{}/{}-{}-lda.csv", o.out_dir, device, date);
+    // A second run of the day writes <device>-<date>-2-lda.csv and so on: an earlier run's file is kept.
+    const std::string path = bfly::create_unused_file(o.out_dir, fmt::format("{}-{}", device, date), "-lda.csv");
+    std::printf("writing %s\n", path.c_str());
     const auto save = [&] {  // the whole CSV so far, replaced atomically
-      const std::string temporary = path + ".tmp";
-      {
-        std::ofstream csv(temporary);
-        csv << "device,date,algorithm,type,K,tokens,zstep_ms,iteration_ms,mtokens_per_s,read_ceiling_gbps\n";
-        for (const Row& r : rows)
-          csv << fmt::format("{},{},{},{},{},{},{:.5f},{:.5f},{:.2f},{:.1f}\n", device, date, r.algorithm, r.type,
-                             r.K, c.tokens, r.zstep_ms, r.iteration_ms, c.tokens / r.zstep_ms * 1e-3, read_gbps);
-        if (!csv) throw std::runtime_error("cannot write " + temporary);
-      }
-      std::filesystem::rename(temporary, path);
+      bfly::OutputFile csv(path);
+      csv.text("device,date,algorithm,type,K,tokens,zstep_ms,iteration_ms,mtokens_per_s,read_ceiling_gbps\n");
+      for (const Row& r : rows)
+        csv.text(fmt::format("{},{},{},{},{},{},{:.5f},{:.5f},{:.2f},{:.1f}\n", device, date, r.algorithm, r.type,
+                             r.K, c.tokens, r.zstep_ms, r.iteration_ms, c.tokens / r.zstep_ms * 1e-3, read_gbps));
+      csv.commit();
     };
     for (const std::string& type : o.types) {
       if (type == "f32") run_type<float>(o, c, rows, save);

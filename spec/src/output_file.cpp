@@ -93,6 +93,24 @@ void remove_stale_temporaries(const std::string& dir) {
   ::closedir(d);
 }
 
+std::string create_unused_file(const std::string& dir, const std::string& stem, const std::string& suffix) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create the directory: {}", dir, describe_errno(ec.value())));
+  constexpr int kMostRuns = 10000;
+  for (int run = 1; run <= kMostRuns; ++run) {
+    const std::string name = run == 1 ? stem + suffix : fmt::format("{}-{}{}", stem, run, suffix);
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      return path;
+    }
+    if (errno != EEXIST) throw Error(fmt::format("{}: cannot create: {}", path, describe_errno(errno)));
+  }
+  throw Error(fmt::format("{}/{}{}: {} files of that name are there already", dir, stem, suffix, kMostRuns));
+}
+
 OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_) {
   check_output_path(path_);
   std::error_code ec;

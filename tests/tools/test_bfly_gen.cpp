@@ -280,6 +280,40 @@ TEST(OutputFile, AFullDiskIsReportedAsDiskFull) {
   EXPECT_EQ(bfly::describe_errno(ENOSPC).rfind("disk full", 0), 0u);
 }
 
+// A second run of the day gets a file of its own: the first name is STEM SUFFIX, then STEM-2 SUFFIX, STEM-3 SUFFIX,
+// never one that is there (an earlier run's results are kept, whatever they hold).
+TEST(OutputFile, CreateUnusedFileNeverTakesAFileThatIsThere) {
+  const fs::path dir = fs::temp_directory_path() / ("bfly-unused-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::string first = bfly::create_unused_file((dir / "new").string(), "h100-2026-11-28", "-sampling.csv");
+  EXPECT_EQ(first, (dir / "new" / "h100-2026-11-28-sampling.csv").string()) << "the directory is created";
+  EXPECT_TRUE(fs::is_regular_file(first));
+  {
+    bfly::OutputFile out(first);
+    out.text("first run\n");
+    out.commit();
+  }
+  const std::string second = bfly::create_unused_file((dir / "new").string(), "h100-2026-11-28", "-sampling.csv");
+  EXPECT_EQ(second, (dir / "new" / "h100-2026-11-28-2-sampling.csv").string());
+  const std::string third = bfly::create_unused_file((dir / "new").string(), "h100-2026-11-28", "-sampling.csv");
+  EXPECT_EQ(third, (dir / "new" / "h100-2026-11-28-3-sampling.csv").string());
+  std::ifstream kept(first);
+  std::string line;
+  std::getline(kept, line);
+  EXPECT_EQ(line, "first run") << "the first run's file was touched";
+  // A directory that cannot be made (a file in the way) is an error that names it and the cause.
+  std::ofstream(dir / "a-file") << "x";
+  try {
+    bfly::create_unused_file((dir / "a-file" / "results").string(), "x", ".csv");
+    ADD_FAILURE() << "a file was created under a regular file";
+  } catch (const bfly::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("a-file"), std::string::npos) << message;
+    EXPECT_NE(message.find("ot a directory"), std::string::npos) << message;
+  }
+  fs::remove_all(dir);
+}
+
 TEST_F(BflyGen, GenerateWritesAGuardedHeaderWithALaunchFunction) {
   const Result r = bfly_gen("generate " + std::string(kExampleFlags));
   ASSERT_EQ(r.status, 0) << r.err;

@@ -23,6 +23,13 @@ void check_output_path(const std::string& path, const std::string& what = "outpu
 // named PREFIX.PID.N by OutputFile). Errors are ignored.
 void remove_stale_temporaries(const std::string& dir);
 
+// Creates DIR/STEM SUFFIX empty and returns its path, or, where a file of that name is already there, DIR/STEM-2
+// SUFFIX, -3 and so on: the first name no file holds, created with O_EXCL so that two processes never take the same
+// one. For results named by device and date (bfly-bench, lda-bench), so that a second run of the day keeps the first
+// one's file; write the new one through OutputFile(path). Creates DIR if needed. Throws bfly::Error naming the file
+// and the cause ("permission denied", "disk full") when it cannot create one.
+std::string create_unused_file(const std::string& dir, const std::string& stem, const std::string& suffix);
+
 // A file written to a temporary (".NAME.tmp.PID.N" next to it) and renamed over `path` by commit(); destroyed
 // without commit(), the temporary is removed and `path` is untouched. A symbolic link to a regular file is replaced
 // through its target.
