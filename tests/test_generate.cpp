@@ -86,7 +86,9 @@ TEST(Generate, LongRowsAreRedrawnByTheWarp) {
       EXPECT_EQ(bfly::gen::redraws_by_warp(spec), by_warp) << bfly::gen::kernel_name(spec);
       EXPECT_EQ(contains(text, "bfly::sequential_draw_by_warp(again, my_row, K, u, draw);"), by_warp)
           << bfly::gen::kernel_name(spec);
-      if (!by_warp) EXPECT_TRUE(contains(text, "sequential_draw(")) << bfly::gen::kernel_name(spec);
+      if (!by_warp) {
+        EXPECT_TRUE(contains(text, "sequential_draw(")) << bfly::gen::kernel_name(spec);
+      }
     }
   }
 }

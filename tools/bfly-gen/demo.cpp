@@ -63,7 +63,7 @@ class Backend {
 class GpuBackend final : public Backend {
  public:
   explicit GpuBackend(const gen::KernelSpec& spec)
-      : sampler_(rt::SamplerOptions{{spec.W, spec.variant, spec.R}}) {}
+      : sampler_(rt::SamplerOptions{{spec.W, spec.variant, spec.R, std::nullopt}}) {}
   long long sample(std::span<const float> weights, long long rows, int K, std::span<int> out,
                    std::uint64_t seed) override {
     return sampler_.sample_host(weights, rows, K, K, out, seed).invalid_rows;
