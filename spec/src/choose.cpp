@@ -98,7 +98,7 @@ KernelSpec pairs_when_faster(const KernelSpec& row, bool keep_R) {
 // K from 17 to 64) K = 25-31 read 0.72-0.88 of the read ceiling at W = 16 and 0.94 at W = 32, K = 24 and 34-40
 // 0.896-0.914 against 0.927-0.951, K = 23, 32 and 33 about 0.01 more; W = 32 lost below (K = 21: 0.905 against 0.924)
 // and above, where its remnant is padded to a second block (K = 41: 0.550 against 0.944). f64 stays at W = 16
-// (0.94-0.96 there but K = 24, 0.908). The forms (logits, several draws) and the LDA z-step force the operation and
+// (0.93-0.96 there but K = 24, 0.908). The forms (logits, several draws) and the LDA z-step force the operation and
 // keep W = 16.
 constexpr int kF32OneBlockFromK = 23;
 constexpr int kF32OneBlockToK = 40;
