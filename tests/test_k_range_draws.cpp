@@ -245,7 +245,12 @@ void check_rows_packed_tightly(const CpuKernel& kernel, long long rows, std::ini
         ASSERT_NE(verdict, bfly::test::DrawCheck::wrong) << "offset " << offset << ", row " << row << ": " << why;
         boundary += verdict == bfly::test::DrawCheck::boundary;
       }
-      EXPECT_LE(boundary, 1 + rows / 1000) << "offset " << offset;
+      // A boundary case is a draw within rounding distance of a category boundary ((K + 16) eps of the total): a fair
+      // draw, but f32 sums of 4097 weights make them common enough that the 67 rows of such a kernel held 2 in one of
+      // 40 runs (BFLY_TEST_SEED=1000..1039: bfly_sample_f32_w4_k4097_r3_addsub; =2832062939: the w16 swap kernel),
+      // past the bound of 1 this test had. A kernel that is wrong near boundaries still fails it, and a wrong draw
+      // anywhere else fails the ASSERT above.
+      EXPECT_LE(boundary, 3 + rows / 100) << "offset " << offset;
     }
   });
 }
