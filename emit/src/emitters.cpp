@@ -148,6 +148,7 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
     w.line("constexpr int LINE_COLUMNS = {};  // columns per {}-byte line: a step of BLOCKS_IN_FLIGHT blocks",
            kStageRowBytes / column_bytes, kStageRowBytes);
     w.line("constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;");
+    w.line("constexpr unsigned int RING_BYTES = RING_COLUMNS * {};  // a row's ring, a power of two", column_bytes);
     w.line("constexpr int LINE_PIECES = {};  // 16-byte copies (cp.async) per line of a row", kStageRowBytes / 16);
     w.line("constexpr int PIECE_COLUMNS = {};  // columns per copy", 16 / column_bytes);
     w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
@@ -329,19 +330,25 @@ void odd_pairs_tile_loads(int W, const std::function<std::string(int)>& pointer,
 
 // The staged loads' StagePlan and plan_stages: for each piece i of the lane (row k, columns q on of a line), the
 // lines `piece_lines` set plan.column[i] and plan.source[i]. The odd-K and the other staged loads differ there only.
-void stage_plan(std::initializer_list<std::string> piece_lines, CodeWriter& w) {
+// With `to_end`, plan.bytes_left[i] holds the bytes from piece i of line 0 to the array's end (`end`), at most 2^30.
+void stage_plan(std::initializer_list<std::string> piece_lines, CodeWriter& w, bool to_end = false) {
   w.line("struct StagePlan {");
   w.line("  const T* source[PIECES_PER_LANE];");
   w.line("  int column[PIECES_PER_LANE];");
+  if (to_end) w.line("  int bytes_left[PIECES_PER_LANE];  // from line 0's piece to the array's end, at most 2^30");
   w.line("};");
-  auto body =
-      w.scope("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r)");
+  auto body = w.scope(fmt::format("__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, "
+                                  "int rows_left, int r{})", to_end ? ", const T* end" : ""));
   w.line("StagePlan plan;");
   w.line("#pragma unroll");
   {
     auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
     w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
     for (const std::string& line : piece_lines) w.line(line);
+    if (to_end) {
+      w.line("const long long left = (end - plan.source[i]) * static_cast<long long>(sizeof(T));");
+      w.line("plan.bytes_left[i] = static_cast<int>(left < 0 ? 0 : left < (1 << 30) ? left : (1 << 30));");
+    }
   }
   w.line("return plan;");
 }
@@ -605,16 +612,17 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   stage_plan({"const T* const columns = row_columns(rows, ld, k);",
               "plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;",
               fmt::format("plan.source[i] = columns + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor)},
-             w);
+             w, true);
   w.blank();
   comment_paragraph(
       "Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the "
       "remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as "
-      "zeros without reading memory, and no copy reads past the array's last weight (`end`). `swizzle` moves a "
-      "group's columns to other banks than its warp neighbour's.", w);
+      "zeros without reading memory, and no copy reads past the array's last weight (the plan's bytes_left, 32-bit "
+      "arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a group's columns to other banks than its warp neighbour's: place p of a row's "
+      "ring holds its column p - swizzle, ring-wrapped.", w);
   {
     auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], "
-                        "const StagePlan& plan, int line, int r, int swizzle, const T* end)");
+                        "const StagePlan& plan, int line, int r, int swizzle)");
     w.line("#pragma unroll");
     auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
     w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
@@ -622,20 +630,31 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
     w.line("const bool in_row = c + PIECE_COLUMNS > {} && c < BLOCKS * W;",
            spec.padded() ? "-FIRST_BLOCK_COLUMN" : "0");
     w.line("const T* const source = plan.source[i] + {}line * LINE_COLUMNS;", pair_factor);
-    w.line("const long long left = end - source;  // weights to the array's end");
-    w.line("const int bytes = !in_row || left <= 0 ? 0 : left >= 16 / static_cast<long long>(sizeof(T)) ? 16 : "
-           "static_cast<int>(left * static_cast<long long>(sizeof(T)));");
-    w.line("bfly::copy_up_to_16_bytes(&ring[k][((line * LINE_COLUMNS + q) & (RING_COLUMNS - 1)) ^ swizzle], source, "
+    w.line("const int left = plan.bytes_left[i] - line * LINE_COLUMNS * static_cast<int>(sizeof(Column));");
+    w.line("const int bytes = !in_row || left <= 0 ? 0 : left < 16 ? left : 16;");
+    w.line("bfly::copy_up_to_16_bytes(&ring[k][(line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1)], source, "
            "bytes);");
   }
   w.blank();
+  comment_paragraph(
+      "Where slot s of a tile is read, as a byte offset from the start of the rings (`ring`): the row's ring in the "
+      "high bits and, below RING_BYTES, its column ring-wrapped. `places[s]` is slot s's column 0 (lane r, its row's "
+      "line_phase and the swizzle added), and `column_bytes` the tile's column: the sum's low bits and the place's "
+      "high bits, one add and one bitwise select a load.", w);
+  {
+    auto body = w.scope("__device__ __forceinline__ const Column& ring_place(const unsigned char* ring, "
+                        "unsigned int column_bytes, unsigned int place)");
+    w.line("const unsigned int offset = bfly::bits_select<RING_BYTES - 1>(column_bytes + place, place);");
+    w.line("return *reinterpret_cast<const Column*>(ring + offset);");
+  }
+  w.blank();
   const int groups = permuted_slot_rows(spec);
-  const std::string place = "((column + shifts[{0}]) & (RING_COLUMNS - 1)) ^ swizzle";
-  const std::string element = (groups > 1 ? "ring[{0} ^ (r & {1})][" : "ring[{0}][") + place + "]";
+  const std::string element = "ring_place(ring, column_bytes, places[{0}])";
   comment_paragraph(fmt::format(
-      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from "
-      "block 0's) of every row, the {} the register loads read from global memory, into slot s row {} of "
-      "the tile (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot).{}{}",
+      "Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column column_bytes / "
+      "sizeof(Column) + r (counted from block 0's) of every row, the {} the register loads read from global "
+      "memory, into slot s row {} of the tile (block_total's order), at that row's place (`places`, worked out "
+      "once: its ring, r, its line_phase and the swizzle).{}{}",
       pairs ? "pair" : "weight",
       groups > 1 ? fmt::format("s ^ (r & {})", groups - 1)
                  : std::string("s (rows an odd number of columns long: four rows a load put their places on the "
@@ -645,8 +664,8 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
           : spec.padded() ? " Block 0's columns left of column 0 are padding: zeros." : "",
       pairs ? " Each pair is screened as the register loads screen it." : ""), w);
   auto body = w.scope("__device__ __forceinline__ void load_staged_block(" + S +
-                      " (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, " +
-                      (pairs ? "unsigned int& screen, " : "") + "const int (&shifts)[W]" +
+                      " (&a)[W], const unsigned char* ring, unsigned int column_bytes, int r, " +
+                      (pairs ? "unsigned int& screen, " : "") + "const unsigned int (&places)[W]" +
                       (odd ? ", unsigned int slot_phases" : "") + (odd || spec.padded() ? ", int block)" : ")"));
   if (odd)
     w.line("const unsigned int whole = {} ? bfly::whole_columns(FIRST_BLOCK_COLUMN + block * W + r, COLUMNS, "
@@ -654,7 +673,7 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
   else if (spec.padded())
     w.line("const bool in_row = block > 0 || FIRST_BLOCK_COLUMN + r >= 0;  // not the padding left of column 0");
   for (int k = 0; k < spec.W; ++k) {
-    std::string value = fmt::format(fmt::runtime(element), k, groups - 1);
+    std::string value = fmt::format(fmt::runtime(element), k);
     if (odd) value = fmt::format("(whole >> {} & 1u) ? {} : Column{{}}", k, value);
     else if (spec.padded()) value = fmt::format("in_row ? {} : Column{{}}", value);
     if (pairs)
@@ -1125,14 +1144,19 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
   w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
-  w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
-  const std::string end_arg = anywhere ? ", weights_end" : "";
   if (anywhere) {
     w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
-    w.line("// Slot s's row ({}): where its block 0 starts in its first line{}.",
-           permuted_rows_for_loop > 0 ? fmt::format("s ^ (r & {})", permuted_rows_for_loop) : std::string("s"),
-           odd_pairs ? ", and its phase (bit s)" : "");
-    w.line("int shifts[W];");
+    w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r, weights_end);");
+  } else {
+    w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
+  }
+  if (anywhere) {
+    w.line("// Slot s's row ({}): the byte offset of lane r's column of block 0 in the rings,",
+           permuted_rows_for_loop > 0 ? fmt::format("s ^ (r & {})", permuted_rows_for_loop) : std::string("s"));
+    w.line("// its row's line_phase and the swizzle added{}.",
+           odd_pairs ? "; and its phase (bit s)" : "");
+    w.line("const unsigned char* const ring_bytes = reinterpret_cast<const unsigned char*>(ring);");
+    w.line("unsigned int places[W];");
     if (odd_pairs) w.line("unsigned int slot_phases = 0u;");
     w.line("#pragma unroll");
     {
@@ -1140,7 +1164,8 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
       if (permuted_rows_for_loop > 0) w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
       else w.line("const int k = s;");
       w.line("const T* const columns = row_columns(rows, ld, k);");
-      w.line("shifts[s] = line_phase(columns);");
+      w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * "
+             "sizeof(Column));");
       if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");
     }
     w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "
@@ -1155,7 +1180,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   w.line("#pragma unroll");
   {
     auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
-    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle{});", end_arg);
+    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);");
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
   // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
@@ -1168,14 +1193,16 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
     w.line("{} {};", tile_type, tiles);
     for (int u = 0; u < count; ++u)
-      w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{}{});", tile(u),
-             u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "",
-             anywhere ? ", shifts" + (odd_pairs ? ", slot_phases, " + block(first, u)
-                                                : spec.padded() ? ", " + block(first, u) : std::string())
-                      : std::string());
+      if (anywhere)
+        w.line("load_staged_block({}, ring_bytes, (step * LINE_COLUMNS{}) * sizeof(Column), r{}, places{});", tile(u),
+               u == 0 ? std::string() : fmt::format(" + {} * W", u), screen_in_load ? ", screen" : "",
+               odd_pairs ? ", slot_phases, " + block(first, u) : spec.padded() ? ", " + block(first, u) : "");
+      else
+        w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{});", tile(u),
+               u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle{});", end_arg);
+      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);");
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));

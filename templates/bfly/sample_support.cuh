@@ -299,6 +299,28 @@ __device__ __forceinline__ void copy_up_to_16_bytes(void* shared_destination, co
 #endif
 }
 
+// `x`, worked out here once: ptxas may not recompute it from its inputs where it is used (in a loop, that costs the
+// whole computation every pass when the register was all it needed to keep). The identity on the CPU.
+__device__ __forceinline__ unsigned int computed_once(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mov.b32 %0, %0;" : "+r"(x));
+#endif
+  return x;
+}
+
+// The bits of `low` where `mask` is set and those of `high` elsewhere, in one instruction (LOP3) where ptxas would
+// otherwise mask each operand on its own.
+template <unsigned int MASK>
+__device__ __forceinline__ unsigned int bits_select(unsigned int low, unsigned int high) {
+#if defined(__CUDA_ARCH__)
+  unsigned int bits;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(bits) : "r"(low), "r"(high), "n"(MASK));  // (a & c) | (b & ~c)
+  return bits;
+#else
+  return (low & MASK) | (high & ~MASK);
+#endif
+}
+
 // Whether `p` lies on 16 bytes.
 __device__ __forceinline__ bool on_16_bytes(const void* p) { return reinterpret_cast<unsigned long long>(p) % 16 == 0; }
 

@@ -26,6 +26,7 @@ constexpr int THREADS = 32;  // threads per CTA, one per row
 constexpr int STAGES = 8;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
 constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
+constexpr unsigned int RING_BYTES = RING_COLUMNS * 4;  // a row's ring, a power of two
 constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
 constexpr int PIECE_COLUMNS = 4;  // columns per copy
 constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows

@@ -26,6 +26,7 @@ constexpr int THREADS = 32;  // threads per CTA, one per row
 constexpr int STAGES = 8;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
 constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
+constexpr unsigned int RING_BYTES = RING_COLUMNS * 4;  // a row's ring, a power of two
 constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
 constexpr int PIECE_COLUMNS = 4;  // columns per copy
 constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
@@ -70,8 +71,9 @@ __device__ __forceinline__ int line_phase(const T* columns) {
 struct StagePlan {
   const T* source[PIECES_PER_LANE];
   int column[PIECES_PER_LANE];
+  int bytes_left[PIECES_PER_LANE];  // from line 0's piece to the array's end, at most 2^30
 };
-__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r) {
+__device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, int rows_left, int r, const T* end) {
   StagePlan plan;
   #pragma unroll
   for (int i = 0; i < PIECES_PER_LANE; ++i) {
@@ -79,39 +81,52 @@ __device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, in
     const T* const columns = row_columns(rows, ld, k);
     plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;
     plan.source[i] = columns + (FIRST_BLOCK_COLUMN + plan.column[i]);
+    const long long left = (end - plan.source[i]) * static_cast<long long>(sizeof(T));
+    plan.bytes_left[i] = static_cast<int>(left < 0 ? 0 : left < (1 << 30) ? left : (1 << 30));
   }
   return plan;
 }
 
 // Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the
 // remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as zeros
-// without reading memory, and no copy reads past the array's last weight (`end`). `swizzle` moves a group's columns
-// to other banks than its warp neighbour's.
-__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const StagePlan& plan, int line, int r, int swizzle, const T* end) {
+// without reading memory, and no copy reads past the array's last weight (the plan's bytes_left, 32-bit arithmetic a
+// copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a group's columns to
+// other banks than its warp neighbour's: place p of a row's ring holds its column p - swizzle, ring-wrapped.
+__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const StagePlan& plan, int line, int r, int swizzle) {
   #pragma unroll
   for (int i = 0; i < PIECES_PER_LANE; ++i) {
     const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
     const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's
     const bool in_row = c + PIECE_COLUMNS > 0 && c < BLOCKS * W;
     const T* const source = plan.source[i] + line * LINE_COLUMNS;
-    const long long left = end - source;  // weights to the array's end
-    const int bytes = !in_row || left <= 0 ? 0 : left >= 16 / static_cast<long long>(sizeof(T)) ? 16 : static_cast<int>(left * static_cast<long long>(sizeof(T)));
-    bfly::copy_up_to_16_bytes(&ring[k][((line * LINE_COLUMNS + q) & (RING_COLUMNS - 1)) ^ swizzle], source, bytes);
+    const int left = plan.bytes_left[i] - line * LINE_COLUMNS * static_cast<int>(sizeof(Column));
+    const int bytes = !in_row || left <= 0 ? 0 : left < 16 ? left : 16;
+    bfly::copy_up_to_16_bytes(&ring[k][(line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1)], source, bytes);
   }
 }
 
-// Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column `column` (counted from block
-// 0's) of every row, the weight the register loads read from global memory, into slot s row s ^ (r & 3) of the tile
-// (block_total's order), at that row's place (`shifts`: its line_phase, slot by slot).
-__device__ __forceinline__ void load_staged_block(T (&a)[W], const Column (&ring)[W][RING_COLUMNS], int column, int r, int swizzle, const int (&shifts)[W]) {
-  a[0] = ring[0 ^ (r & 3)][((column + shifts[0]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[1] = ring[1 ^ (r & 3)][((column + shifts[1]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[2] = ring[2 ^ (r & 3)][((column + shifts[2]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[3] = ring[3 ^ (r & 3)][((column + shifts[3]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[4] = ring[4 ^ (r & 3)][((column + shifts[4]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[5] = ring[5 ^ (r & 3)][((column + shifts[5]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[6] = ring[6 ^ (r & 3)][((column + shifts[6]) & (RING_COLUMNS - 1)) ^ swizzle];
-  a[7] = ring[7 ^ (r & 3)][((column + shifts[7]) & (RING_COLUMNS - 1)) ^ swizzle];
+// Where slot s of a tile is read, as a byte offset from the start of the rings (`ring`): the row's ring in the high
+// bits and, below RING_BYTES, its column ring-wrapped. `places[s]` is slot s's column 0 (lane r, its row's
+// line_phase and the swizzle added), and `column_bytes` the tile's column: the sum's low bits and the place's high
+// bits, one add and one bitwise select a load.
+__device__ __forceinline__ const Column& ring_place(const unsigned char* ring, unsigned int column_bytes, unsigned int place) {
+  const unsigned int offset = bfly::bits_select<RING_BYTES - 1>(column_bytes + place, place);
+  return *reinterpret_cast<const Column*>(ring + offset);
+}
+
+// Algorithm 8 lines 13-17 from the ring, for pass 1's block totals: lane r takes column column_bytes /
+// sizeof(Column) + r (counted from block 0's) of every row, the weight the register loads read from global memory,
+// into slot s row s ^ (r & 3) of the tile (block_total's order), at that row's place (`places`, worked out once: its
+// ring, r, its line_phase and the swizzle).
+__device__ __forceinline__ void load_staged_block(T (&a)[W], const unsigned char* ring, unsigned int column_bytes, int r, const unsigned int (&places)[W]) {
+  a[0] = ring_place(ring, column_bytes, places[0]);
+  a[1] = ring_place(ring, column_bytes, places[1]);
+  a[2] = ring_place(ring, column_bytes, places[2]);
+  a[3] = ring_place(ring, column_bytes, places[3]);
+  a[4] = ring_place(ring, column_bytes, places[4]);
+  a[5] = ring_place(ring, column_bytes, places[5]);
+  a[6] = ring_place(ring, column_bytes, places[6]);
+  a[7] = ring_place(ring, column_bytes, places[7]);
 }
 
 // Pass 1's block total of each lane's row (Algorithm 8 line 31) without the rest of the table. Slot s of lane r
@@ -262,21 +277,23 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     const int group = static_cast<int>(threadIdx.x) / W;
     Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
     const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
-    const StagePlan plan = plan_stages(rows, ld, rows_left, r);
     const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight
-    // Slot s's row (s ^ (r & 3)): where its block 0 starts in its first line.
-    int shifts[W];
+    const StagePlan plan = plan_stages(rows, ld, rows_left, r, weights_end);
+    // Slot s's row (s ^ (r & 3)): the byte offset of lane r's column of block 0 in the rings,
+    // its row's line_phase and the swizzle added.
+    const unsigned char* const ring_bytes = reinterpret_cast<const unsigned char*>(ring);
+    unsigned int places[W];
     #pragma unroll
     for (int s = 0; s < W; ++s) {
       const int k = s ^ (r & 3);
       const T* const columns = row_columns(rows, ld, k);
-      shifts[s] = line_phase(columns);
+      places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * sizeof(Column));
     }
     const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 is waited for
     // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
     for (int line = 0; line < STAGES; ++line) {
-      if (line < LINES) stage_line(my_ring, plan, line, r, swizzle, weights_end);
+      if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 512; b += BLOCKS_IN_FLIGHT) {
@@ -285,12 +302,12 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W], a1[W], a2[W], a3[W];
-      load_staged_block(a0, my_ring, step * LINE_COLUMNS + r, r, swizzle, shifts);
-      load_staged_block(a1, my_ring, step * LINE_COLUMNS + 1 * W + r, r, swizzle, shifts);
-      load_staged_block(a2, my_ring, step * LINE_COLUMNS + 2 * W + r, r, swizzle, shifts);
-      load_staged_block(a3, my_ring, step * LINE_COLUMNS + 3 * W + r, r, swizzle, shifts);
+      load_staged_block(a0, ring_bytes, (step * LINE_COLUMNS) * sizeof(Column), r, places);
+      load_staged_block(a1, ring_bytes, (step * LINE_COLUMNS + 1 * W) * sizeof(Column), r, places);
+      load_staged_block(a2, ring_bytes, (step * LINE_COLUMNS + 2 * W) * sizeof(Column), r, places);
+      load_staged_block(a3, ring_bytes, (step * LINE_COLUMNS + 3 * W) * sizeof(Column), r, places);
       __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle, weights_end);
+      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);
       bfly::commit_copies();
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
