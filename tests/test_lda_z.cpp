@@ -123,7 +123,9 @@ void check_every_kernel(bool collapsed) {
   EXPECT_GE(kernels, 100);
   std::printf("lda_z%s: %d kernels, %lld tokens, %lld boundary cases, %lld draws of a lowered own topic\n",
               collapsed ? " (collapsed)" : "", kernels, tokens, boundary, lowered);
-  if (collapsed) EXPECT_GT(lowered, tokens / 50) << "the own topic's lowered weight was hardly ever drawn";
+  if (collapsed) {
+    EXPECT_GT(lowered, tokens / 50) << "the own topic's lowered weight was hardly ever drawn";
+  }
 }
 
 TEST(LdaZ, EveryTokenMatchesTheReferenceExceptBoundaryCases) { check_every_kernel(false); }

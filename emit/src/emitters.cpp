@@ -775,7 +775,9 @@ void block_total(int W, CodeWriter& w, int permuted) {
                                  "whose bit `bit` is its own, as build_table does. ", permuted, permuted - 1)
                    : std::string()), w);
   w.line("template <typename V>");
-  auto body = w.scope("__device__ __forceinline__ V block_total(V (&a)[W], int r)");
+  // Every level below `permuted` keeps its slots whatever the lane: at W <= permuted the lane is not needed.
+  auto body = w.scope(fmt::format("__device__ __forceinline__ V block_total(V (&a)[W], {}int r)",
+                                  permuted >= W ? "[[maybe_unused]] " : ""));
   for (int bit = 1; bit < W; bit *= 2) {
     w.line("// bit = {}: slots (s, s + {}), s = {}", bit, bit, [&] {
       std::string list;

@@ -42,7 +42,7 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
 // every lane keeps slot s and sends slot s + bit, without selects; The same sums of the same pairs: the total is bit
 // for bit build_table's row W - 1 (docs/DESIGN.md section 14).
 template <typename V>
-__device__ __forceinline__ V block_total(V (&a)[W], int r) {
+__device__ __forceinline__ V block_total(V (&a)[W], [[maybe_unused]] int r) {
   // bit = 1: slots (s, s + 1), s = 0, 2
   a[0] += __shfl_xor_sync(FULL, a[1], 1, W);
   a[2] += __shfl_xor_sync(FULL, a[3], 1, W);
