@@ -618,8 +618,9 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the "
       "remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as "
       "zeros without reading memory, and no copy reads past the array's last weight (the plan's bytes_left, 32-bit "
-      "arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a group's columns to other banks than its warp neighbour's: place p of a row's "
-      "ring holds its column p - swizzle, ring-wrapped.", w);
+      "arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a "
+      "group's columns to other banks than its warp neighbour's: place p of a row's ring holds its column p - "
+      "swizzle, ring-wrapped.", w);
   {
     auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], "
                         "const StagePlan& plan, int line, int r, int swizzle)");
@@ -1149,10 +1150,6 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   if (anywhere) {
     w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
     w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r, weights_end);");
-  } else {
-    w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
-  }
-  if (anywhere) {
     w.line("// Slot s's row ({}): the byte offset of lane r's column of block 0 in the rings,",
            permuted_rows_for_loop > 0 ? fmt::format("s ^ (r & {})", permuted_rows_for_loop) : std::string("s"));
     w.line("// its row's line_phase and the swizzle added{}.",
@@ -1173,6 +1170,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
     w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "
            "is waited for");
   } else {
+    w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
     w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
            "1.");
     w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "

@@ -87,8 +87,9 @@ TEST(Sharding, ShardsCoverTheCorpusAlignedAndBalancedByTokens) {
       // With blocks to spare, every boundary is the aligned start nearest its share: no shard is off by more than
       // one block at each end.
       const double share = static_cast<double>(corpus.num_tokens()) / n;
-      if (2 * n <= blocks)
+      if (2 * n <= blocks) {
         EXPECT_LE(std::abs(static_cast<double>(shards[s].tokens()) - share), 2.0 * static_cast<double>(longest_block));
+      }
     }
   }
   // More shards than blocks: one block each, the extra shards empty, all documents covered.
