@@ -430,6 +430,38 @@ TEST(KernelSpec, SlotsInRowOrderRule) {
   EXPECT_EQ(permuted_slot_rows(w8), 4);  // measured at W = 16 only
 }
 
+// The ring of rows staged anywhere (docs/DESIGN.md section 14): read in row order at W = 16 for rows that step an odd
+// number of 4-byte columns (f32 odd K, 16-bit pairs of K = 2 mod 4) and f64 odd K from 1000; placed by the rows'
+// phases for 4-byte columns, f64 keeping the swizzle g W.
+TEST(KernelSpec, RingOfRowsStagedAnywhereRule) {
+  const KernelSpec f32_odd = w16_spec(1001, ElementType::f32), f32_even = w16_spec(1002, ElementType::f32);
+  const KernelSpec bf16_2 = w16_spec(810, ElementType::bf16, Operation::sample_pairs);
+  const KernelSpec f16_2 = w16_spec(2046, ElementType::f16, Operation::sample_pairs);
+  const KernelSpec bf16_0 = w16_spec(812, ElementType::bf16, Operation::sample_pairs);
+  const KernelSpec bf16_odd = w16_spec(1001, ElementType::bf16, Operation::sample_pairs);
+  const KernelSpec f64_odd = w16_spec(1001, ElementType::f64), f64_short = w16_spec(601, ElementType::f64);
+  for (const KernelSpec* spec : {&f32_odd, &f32_even, &bf16_2, &f16_2, &bf16_0, &bf16_odd, &f64_odd, &f64_short})
+    ASSERT_TRUE(stages_rows_anywhere(*spec)) << spec->K;
+  EXPECT_TRUE(ring_in_row_order(f32_odd));
+  EXPECT_FALSE(ring_in_row_order(f32_even));
+  EXPECT_TRUE(ring_in_row_order(bf16_2));   // 405 columns a row
+  EXPECT_TRUE(ring_in_row_order(f16_2));
+  EXPECT_FALSE(ring_in_row_order(bf16_0));  // 406 columns
+  EXPECT_FALSE(ring_in_row_order(bf16_odd));
+  EXPECT_TRUE(ring_in_row_order(f64_odd));
+  EXPECT_FALSE(ring_in_row_order(f64_short));
+  EXPECT_EQ(permuted_slot_rows(bf16_2), 1);
+  EXPECT_EQ(permuted_slot_rows(bf16_0), 4);
+  for (const KernelSpec* spec : {&f32_odd, &f32_even, &bf16_2, &f16_2, &bf16_0, &bf16_odd})
+    EXPECT_TRUE(swizzles_by_row_phase(*spec)) << spec->K;
+  EXPECT_FALSE(swizzles_by_row_phase(f64_odd));
+  EXPECT_FALSE(swizzles_by_row_phase(f64_short));
+  EXPECT_FALSE(swizzles_by_row_phase(w16_spec(1024, ElementType::f32)));  // rows on 16 bytes: the ring of block 0
+  KernelSpec w8 = bf16_2;
+  w8.W = 8;
+  EXPECT_FALSE(ring_in_row_order(w8));  // measured at W = 16 only
+}
+
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
 // the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
 // over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the

@@ -1146,8 +1146,17 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const int permuted_rows_for_loop = permuted_slot_rows(spec) - 1;
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
-  w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
+  const bool by_phase = swizzles_by_row_phase(spec);
   if (anywhere) {
+    if (by_phase) {
+      w.line("// Group g puts its row 0 g W columns (mod a line) after the warp's row 0, so that the groups of a warp");
+      w.line("// read different banks whatever ld puts between their rows (whole 16-byte pieces, as the copies need).");
+      w.line("const int warp_group = group % (32 / W);");
+      w.line("const int swizzle = (warp_group * W - line_phase(row_columns(rows, ld, 0)) + "
+             "line_phase(row_columns(rows, ld, -warp_group * W))) & (LINE_COLUMNS - PIECE_COLUMNS);");
+    } else {
+      w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
+    }
     w.line("const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight");
     w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r, weights_end);");
     w.line("// Slot s's row ({}): the byte offset of lane r's column of block 0 in the rings,",
@@ -1163,13 +1172,19 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
       if (permuted_rows_for_loop > 0) w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
       else w.line("const int k = s;");
       w.line("const T* const columns = row_columns(rows, ld, k);");
-      w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * "
-             "sizeof(Column));");
+      if (by_phase) {
+        w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + ((r + line_phase(columns) + swizzle) "
+               "& (RING_COLUMNS - 1))) * sizeof(Column));");
+      } else {
+        w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * "
+               "sizeof(Column));");
+      }
       if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");
     }
     w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "
            "is waited for");
   } else {
+    w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
     w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
     w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
            "1.");

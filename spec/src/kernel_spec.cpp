@@ -593,11 +593,28 @@ bool loads_row_by_slots(const KernelSpec& spec) {
 // 4095 and 4097 +0.014 to +0.019, but f64 K = 199-257 lost 0.016-0.031 and 16-bit pairs gained nothing at odd K (within
 // 0.006 but K = 8193, +0.03) and lost at K = 2 mod 4 (bf16 K = 1002 and 2046: -0.023, -0.05); even f32 K off 16 bytes
 // (2046) lost 0.008.
+//
+// 16-bit pairs of K = 2 mod 4 (an odd number of columns a row) in row order since the swizzle by the rows' phases
+// (swizzles_by_row_phase): on the H200 at 1 GiB, the same binary but for the order, twice in turn
+// (bench/results/h200-2026-11-28-s5c2-ab-sampling.csv), bf16 K = 802-3262 of K = 2 mod 4 read -0.010 to +0.021 of
+// the read ceiling over the permuted order (median +0.011; K = 1622 0.884 -> 0.903), and ncu counted bf16 K = 810's
+// bank conflicts at 17.4 M permuted, 0.88 M in row order, K = 812's level (-s5c1-ncu.txt).
 constexpr int kRingInRowOrderF64FromK = 1000;
 bool ring_in_row_order(const KernelSpec& spec) {
-  if (!stages_rows_anywhere(spec) || spec.W != 16 || spec.weights_per_column() != 1 || spec.K % 2 == 0) return false;
+  if (!stages_rows_anywhere(spec) || spec.W != 16) return false;
+  if (spec.weights_per_column() == 2) return spec.K % 4 == 2;
+  if (spec.K % 2 == 0) return false;
   return spec.type == ElementType::f32 || (spec.type == ElementType::f64 && spec.K >= kRingInRowOrderF64FromK);
 }
+
+// With the swizzle g W, the two groups of a warp at W = 16 read the same banks whenever a row steps an odd number of
+// 4-byte columns: their row 0s are 16 rows apart, 16 columns (mod a line) by ld, and the swizzle adds 16 more. ncu on
+// the H200 (bench/results/h200-2026-11-28-s5c1-ncu.txt): f32 K = 1001 8.7 M bank conflicts with g W, 0.25 M by the
+// phases (K = 1002: 0.26 M); bf16 K = 810 33.9 M and 17.4 M. On the H200 at 1 GiB, the same binary but for the
+// swizzle, twice in turn (-s5c2-ab-sampling.csv): f32 odd K from 515 to 4096 +0.009 median (-0.002 to +0.034; K = 515
+// 0.862 -> 0.896), even K within 0.01, bf16 K = 2 mod 4 +0.083 median (+0.179 at most; with the ring in row order
+// above +0.104). f64 moved either way by up to 0.02 (median 0), so it keeps g W.
+bool swizzles_by_row_phase(const KernelSpec& spec) { return stages_rows_anywhere(spec) && column_bytes(spec) == 4; }
 
 // Rows loaded whole in row order: on the H100 at 1 GiB, the same binary but for the order, twice in turn
 // (bench/results/h100-80gb-hbm3-2026-11-27-row-slots-order-sampling.csv and -row-slots-order-f32-sampling.csv), bf16

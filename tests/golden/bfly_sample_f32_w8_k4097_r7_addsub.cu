@@ -276,7 +276,10 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   if (staged) {
     const int group = static_cast<int>(threadIdx.x) / W;
     Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
-    const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
+    // Group g puts its row 0 g W columns (mod a line) after the warp's row 0, so that the groups of a warp
+    // read different banks whatever ld puts between their rows (whole 16-byte pieces, as the copies need).
+    const int warp_group = group % (32 / W);
+    const int swizzle = (warp_group * W - line_phase(row_columns(rows, ld, 0)) + line_phase(row_columns(rows, ld, -warp_group * W))) & (LINE_COLUMNS - PIECE_COLUMNS);
     const T* const weights_end = weights + (M - 1) * ld + K;  // one past the array's last weight
     const StagePlan plan = plan_stages(rows, ld, rows_left, r, weights_end);
     // Slot s's row (s ^ (r & 3)): the byte offset of lane r's column of block 0 in the rings,
@@ -287,7 +290,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     for (int s = 0; s < W; ++s) {
       const int k = s ^ (r & 3);
       const T* const columns = row_columns(rows, ld, k);
-      places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * sizeof(Column));
+      places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + ((r + line_phase(columns) + swizzle) & (RING_COLUMNS - 1))) * sizeof(Column));
     }
     const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 is waited for
     // The copies of the first STAGES lines go out before any block is built.

@@ -204,11 +204,17 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 // P = kPermutedSlotRows (at most W), or 1, slot s holding row s, every level with selects, for rows loaded whole at
 // W = 16 (16-bit pairs of 3 or 4 blocks, f32 of 2 or 3) whose rows packed tightly are not whole 128-byte lines: a load
 // of the row slots then reads one row of each group of a warp, not four; and 1 for the ring of rows staged anywhere
-// that step an odd number of columns (ring_in_row_order: W = 16, single f32 weights, f64 from K = 1000), where the
-// permuted order put a load's four rows on the same banks.
+// that step an odd number of columns (ring_in_row_order: W = 16, single f32 weights, f64 from K = 1000, 16-bit pairs
+// of K = 2 mod 4), where the permuted order put a load's four rows on the same banks.
 int permuted_slot_rows(const KernelSpec& spec);
 bool ring_in_row_order(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
+// Whether the ring of rows staged anywhere places each group of a warp by its rows' line phases (docs/DESIGN.md
+// section 14, "A swizzle by the rows' phases"): group g's row 0 lands g W columns (mod a line) after the warp's row 0,
+// whatever ld puts between them, so that the groups read different banks. For 4-byte columns (f32, 16-bit pairs); the
+// 8-byte columns of f64 keep the swizzle g W (a half-warp, one group, is served at a time: the groups share no
+// cycle).
+bool swizzles_by_row_phase(const KernelSpec& spec);
 // The default order's P for a width: kPermutedSlotRows, at most W (the staged loads take it but where
 // ring_in_row_order reads the ring in row order).
 inline int permuted_rows(int W) { return W < kPermutedSlotRows ? W : kPermutedSlotRows; }
