@@ -159,6 +159,10 @@ bool stages_blocks(const KernelSpec& spec) {
 // turn). Either way the rings and at most 64 running totals per row (32 in f64 with 2 warps) fit
 // kMaxStaticShared. Odd K over pairs keeps the threshold of 16 lines: from 8, bf16 K = 1001 read 0.82-0.83 against
 // 0.84-0.85 (-deep-ring-lines-bf16-sampling.csv, -2026-11-27-odd-pairs-ring-sampling.csv).
+// The 64 running totals a row hold a one-warp CTA of f32 to 36.9-41 KB, 4-5 CTAs an SM. At most 32 or 16 (6 CTAs an
+// SM) lost on the H200 at 1 GiB, the same binary but for the cap, twice in turn
+// (bench/results/h200-2026-11-28-s5c7-ab-sampling.csv, every 61st K from 515 to 4096): f32 a median of -0.028 and
+// -0.092, bf16 -0.03 and -0.10, f64 -0.02 and -0.06 (-0.14 to +0.09): pass 2 walks longer chunks.
 constexpr int kDeepRingLines = 8;
 constexpr int kDeepRingLinesOddPairs = 16;
 constexpr int kStagedMaxChunks = 64;
