@@ -1172,13 +1172,10 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
       if (permuted_rows_for_loop > 0) w.line("const int k = s ^ (r & {});", permuted_rows_for_loop);
       else w.line("const int k = s;");
       w.line("const T* const columns = row_columns(rows, ld, k);");
-      if (by_phase) {
-        w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + ((r + line_phase(columns) + swizzle) "
-               "& (RING_COLUMNS - 1))) * sizeof(Column));");
-      } else {
-        w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * "
-               "sizeof(Column));");
-      }
+      // r + line_phase + swizzle < W + 2 LINE_COLUMNS (each of the two below a line): within the ring's 4 or 8
+      // lines, so the place needs no wrap, whichever swizzle.
+      w.line("places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * "
+             "sizeof(Column));");
       if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");
     }
     w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "

@@ -290,7 +290,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     for (int s = 0; s < W; ++s) {
       const int k = s ^ (r & 3);
       const T* const columns = row_columns(rows, ld, k);
-      places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + ((r + line_phase(columns) + swizzle) & (RING_COLUMNS - 1))) * sizeof(Column));
+      places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * sizeof(Column));
     }
     const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 is waited for
     // The copies of the first STAGES lines go out before any block is built.
