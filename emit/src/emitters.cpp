@@ -347,7 +347,10 @@ void stage_plan(std::initializer_list<std::string> piece_lines, CodeWriter& w, b
     for (const std::string& line : piece_lines) w.line(line);
     if (to_end) {
       w.line("const long long left = (end - plan.source[i]) * static_cast<long long>(sizeof(T));");
-      w.line("plan.bytes_left[i] = static_cast<int>(left < 0 ? 0 : left < (1 << 30) ? left : (1 << 30));");
+      w.line("// Kept in a register (computed_once): ptxas had worked it out again from the 64-bit addresses "
+             "each step.");
+      w.line("plan.bytes_left[i] = static_cast<int>(bfly::computed_once(static_cast<unsigned int>(left < 0 ? 0 : "
+             "left < (1 << 30) ? left : (1 << 30))));");
     }
   }
   w.line("return plan;");
@@ -611,30 +614,35 @@ void anywhere_staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "further), `source` its address. A row past the last gets a column past every block: nothing of it is read.", w);
   stage_plan({"const T* const columns = row_columns(rows, ld, k);",
               "plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;",
-              fmt::format("plan.source[i] = columns + {}(FIRST_BLOCK_COLUMN + plan.column[i]);", pair_factor)},
+              fmt::format("plan.source[i] = bfly::computed_once(columns + {}(FIRST_BLOCK_COLUMN + plan.column[i]));",
+                          pair_factor)},
              w, true);
   w.blank();
   comment_paragraph(
-      "Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the "
-      "remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as "
-      "zeros without reading memory, and no copy reads past the array's last weight (the plan's bytes_left, 32-bit "
-      "arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a "
-      "group's columns to other banks than its warp neighbour's: place p of a row's ring holds its column p - "
-      "swizzle, ring-wrapped.", w);
+      "Copies line `line` of the group's rows as the plan says. No copy reads past the array's last weight (the "
+      "plan's bytes_left, 32-bit arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section "
+      "14). In the first STAGES lines (kFirstLines) a piece that holds none of the row's columns (padding left of "
+      "column 0, the row before, past the last block) and the pieces of rows past the last are written as zeros "
+      "without reading memory: no copy reads before the array's first weight. The later lines (the refills) lie "
+      "wholly past a row's start, so their pieces are copied whatever they hold: a piece past the last block holds "
+      "columns no tile reads (the remnant, the next row, the row's padding), and one of a row past the last lies past "
+      "the array's end (nothing left to copy). `swizzle` moves a group's columns to other banks than its warp "
+      "neighbour's: place p of a row's ring holds its column p - swizzle, ring-wrapped.", w);
   {
-    auto body = w.scope("__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], "
-                        "const StagePlan& plan, int line, int r, int swizzle)");
+    w.line("template <bool kFirstLines>");
+    auto body = w.scope("__device__ __forceinline__ void stage_line(bfly::SharedAddress ring, const StagePlan& plan, "
+                        "int line, int r, int swizzle)");
     w.line("#pragma unroll");
     auto loop = w.scope("for (int i = 0; i < PIECES_PER_LANE; ++i)");
     w.line("const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;");
     w.line("const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's");
-    w.line("const bool in_row = c + PIECE_COLUMNS > {} && c < BLOCKS * W;",
+    w.line("const bool in_row = !kFirstLines || (c + PIECE_COLUMNS > {} && c < BLOCKS * W);",
            spec.padded() ? "-FIRST_BLOCK_COLUMN" : "0");
     w.line("const T* const source = plan.source[i] + {}line * LINE_COLUMNS;", pair_factor);
     w.line("const int left = plan.bytes_left[i] - line * LINE_COLUMNS * static_cast<int>(sizeof(Column));");
-    w.line("const int bytes = !in_row || left <= 0 ? 0 : left < 16 ? left : 16;");
-    w.line("bfly::copy_up_to_16_bytes(&ring[k][(line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1)], source, "
-           "bytes);");
+    w.line("const int bytes = in_row ? bfly::bytes_up_to_16(left) : 0;");
+    w.line("const int place = k * RING_COLUMNS + ((line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1));");
+    w.line("bfly::copy_up_to_16_bytes(ring + place * static_cast<int>(sizeof(Column)), source, bytes);");
   }
   w.blank();
   comment_paragraph(
@@ -1164,6 +1172,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
     w.line("// its row's line_phase and the swizzle added{}.",
            odd_pairs ? "; and its phase (bit s)" : "");
     w.line("const unsigned char* const ring_bytes = reinterpret_cast<const unsigned char*>(ring);");
+    w.line("const bfly::SharedAddress my_ring_at = bfly::shared_address(&my_ring[0][0]);  // where the copies land");
     w.line("unsigned int places[W];");
     if (odd_pairs) w.line("unsigned int slot_phases = 0u;");
     w.line("#pragma unroll");
@@ -1192,7 +1201,8 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   w.line("#pragma unroll");
   {
     auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
-    w.line("if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);");
+    w.line("if (line < LINES) {};", anywhere ? "stage_line<true>(my_ring_at, plan, line, r, swizzle)"
+                                              : "stage_line(my_ring, plan, line, r, swizzle)");
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
   // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
@@ -1214,7 +1224,9 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
                u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);");
+      w.line("if (step + STAGES < LINES) {};",
+             anywhere ? "stage_line<false>(my_ring_at, plan, step + STAGES, r, swizzle)"
+                      : "stage_line(my_ring, plan, step + STAGES, r, swizzle)");
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));

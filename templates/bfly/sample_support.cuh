@@ -284,18 +284,40 @@ __device__ __forceinline__ void copy_16_bytes(void* shared_destination, const vo
 #endif
 }
 
-// The same for the first `bytes` (0 to 16) of the 16 at `source`, the rest of the destination zero: the pieces of the
-// odd-K staged loads, which are memory's own 16 bytes and stop at the array's end.
-__device__ __forceinline__ void copy_up_to_16_bytes(void* shared_destination, const void* source, int bytes) {
+// Where a copy lands in shared memory: from sm_80 on the 32-bit shared-window address, worked out once from a pointer
+// (shared_address) so that each copy adds its offset in 32 bits instead of forming a 64-bit generic address and
+// converting it; elsewhere (older GPUs, the CPU execution) the pointer itself.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned int destination;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(destination) : "l"(shared_destination));
+typedef unsigned int SharedAddress;
+__device__ __forceinline__ SharedAddress shared_address(void* pointer) {
+  unsigned int address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(address) : "l"(pointer));
+  return address;
+}
+#else
+typedef unsigned char* SharedAddress;
+__device__ __forceinline__ SharedAddress shared_address(void* pointer) { return static_cast<unsigned char*>(pointer); }
+#endif
+
+// The same for the first `bytes` (0 to 16) of the 16 at `source`, the rest of the destination zero: the pieces of the
+// staged loads of rows that start anywhere, which are memory's own 16 bytes and stop at the array's end.
+__device__ __forceinline__ void copy_up_to_16_bytes(SharedAddress destination, const void* source, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(destination), "l"(source), "r"(bytes) : "memory");
 #else
   // Older GPUs and the CPU execution: a plain copy, done when the call returns.
-  unsigned char* const to = static_cast<unsigned char*>(shared_destination);
   const unsigned char* const from = static_cast<const unsigned char*>(source);
-  for (int i = 0; i < 16; ++i) to[i] = i < bytes ? from[i] : 0;
+  for (int i = 0; i < 16; ++i) destination[i] = i < bytes ? from[i] : 0;
+#endif
+}
+
+// `left` held to 0..16: the bytes a copy of up to 16 takes when `left` bytes remain before the array's end. On the
+// GPU as a max and a min (two VIMNMX in SASS), where the conditional form took a compare, a minimum and a select.
+__device__ __forceinline__ int bytes_up_to_16(int left) {
+#if defined(__CUDA_ARCH__)
+  return ::min(::max(left, 0), 16);
+#else
+  return left < 0 ? 0 : left < 16 ? left : 16;
 #endif
 }
 
@@ -306,6 +328,16 @@ __device__ __forceinline__ unsigned int computed_once(unsigned int x) {
   asm volatile("mov.b32 %0, %0;" : "+r"(x));
 #endif
   return x;
+}
+template <typename T>
+__device__ __forceinline__ const T* computed_once(const T* pointer) {
+#if defined(__CUDA_ARCH__)
+  unsigned long long x = reinterpret_cast<unsigned long long>(pointer);
+  asm volatile("mov.b64 %0, %0;" : "+l"(x));
+  return reinterpret_cast<const T*>(x);
+#else
+  return pointer;
+#endif
 }
 
 // The bits of `low` where `mask` is set and those of `high` elsewhere, in one instruction (LOP3) where ptxas would

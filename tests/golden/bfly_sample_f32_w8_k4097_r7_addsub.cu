@@ -80,28 +80,35 @@ __device__ __forceinline__ StagePlan plan_stages(const T* rows, long long ld, in
     const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
     const T* const columns = row_columns(rows, ld, k);
     plan.column[i] = k < rows_left ? q - line_phase(columns) : BLOCKS * W;
-    plan.source[i] = columns + (FIRST_BLOCK_COLUMN + plan.column[i]);
+    plan.source[i] = bfly::computed_once(columns + (FIRST_BLOCK_COLUMN + plan.column[i]));
     const long long left = (end - plan.source[i]) * static_cast<long long>(sizeof(T));
-    plan.bytes_left[i] = static_cast<int>(left < 0 ? 0 : left < (1 << 30) ? left : (1 << 30));
+    // Kept in a register (computed_once): ptxas had worked it out again from the 64-bit addresses each step.
+    plan.bytes_left[i] = static_cast<int>(bfly::computed_once(static_cast<unsigned int>(left < 0 ? 0 : left < (1 << 30) ? left : (1 << 30))));
   }
   return plan;
 }
 
-// Copies line `line` of the group's rows as the plan says. A piece that holds none of the row's columns (the
-// remnant, padding left of column 0, past the last block) and the pieces of rows past the last are written as zeros
-// without reading memory, and no copy reads past the array's last weight (the plan's bytes_left, 32-bit arithmetic a
-// copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). `swizzle` moves a group's columns to
-// other banks than its warp neighbour's: place p of a row's ring holds its column p - swizzle, ring-wrapped.
-__device__ __forceinline__ void stage_line(Column (&ring)[W][RING_COLUMNS], const StagePlan& plan, int line, int r, int swizzle) {
+// Copies line `line` of the group's rows as the plan says. No copy reads past the array's last weight (the plan's
+// bytes_left, 32-bit arithmetic a copy where the address's 64 bits had cost time: docs/DESIGN.md section 14). In the
+// first STAGES lines (kFirstLines) a piece that holds none of the row's columns (padding left of column 0, the row
+// before, past the last block) and the pieces of rows past the last are written as zeros without reading memory: no
+// copy reads before the array's first weight. The later lines (the refills) lie wholly past a row's start, so their
+// pieces are copied whatever they hold: a piece past the last block holds columns no tile reads (the remnant, the
+// next row, the row's padding), and one of a row past the last lies past the array's end (nothing left to copy).
+// `swizzle` moves a group's columns to other banks than its warp neighbour's: place p of a row's ring holds its
+// column p - swizzle, ring-wrapped.
+template <bool kFirstLines>
+__device__ __forceinline__ void stage_line(bfly::SharedAddress ring, const StagePlan& plan, int line, int r, int swizzle) {
   #pragma unroll
   for (int i = 0; i < PIECES_PER_LANE; ++i) {
     const int piece = i * W + r, k = piece / LINE_PIECES, q = piece % LINE_PIECES * PIECE_COLUMNS;
     const int c = line * LINE_COLUMNS + plan.column[i];  // the piece's first column, counted from block 0's
-    const bool in_row = c + PIECE_COLUMNS > 0 && c < BLOCKS * W;
+    const bool in_row = !kFirstLines || (c + PIECE_COLUMNS > 0 && c < BLOCKS * W);
     const T* const source = plan.source[i] + line * LINE_COLUMNS;
     const int left = plan.bytes_left[i] - line * LINE_COLUMNS * static_cast<int>(sizeof(Column));
-    const int bytes = !in_row || left <= 0 ? 0 : left < 16 ? left : 16;
-    bfly::copy_up_to_16_bytes(&ring[k][(line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1)], source, bytes);
+    const int bytes = in_row ? bfly::bytes_up_to_16(left) : 0;
+    const int place = k * RING_COLUMNS + ((line * LINE_COLUMNS + q + swizzle) & (RING_COLUMNS - 1));
+    bfly::copy_up_to_16_bytes(ring + place * static_cast<int>(sizeof(Column)), source, bytes);
   }
 }
 
@@ -285,6 +292,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     // Slot s's row (s ^ (r & 3)): the byte offset of lane r's column of block 0 in the rings,
     // its row's line_phase and the swizzle added.
     const unsigned char* const ring_bytes = reinterpret_cast<const unsigned char*>(ring);
+    const bfly::SharedAddress my_ring_at = bfly::shared_address(&my_ring[0][0]);  // where the copies land
     unsigned int places[W];
     #pragma unroll
     for (int s = 0; s < W; ++s) {
@@ -296,7 +304,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
     for (int line = 0; line < STAGES; ++line) {
-      if (line < LINES) stage_line(my_ring, plan, line, r, swizzle);
+      if (line < LINES) stage_line<true>(my_ring_at, plan, line, r, swizzle);
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 512; b += BLOCKS_IN_FLIGHT) {
@@ -310,7 +318,7 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       load_staged_block(a2, ring_bytes, (step * LINE_COLUMNS + 2 * W) * sizeof(Column), r, places);
       load_staged_block(a3, ring_bytes, (step * LINE_COLUMNS + 3 * W) * sizeof(Column), r, places);
       __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);
+      if (step + STAGES < LINES) stage_line<false>(my_ring_at, plan, step + STAGES, r, swizzle);
       bfly::commit_copies();
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
