@@ -1197,12 +1197,17 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
     w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
            "(LINE_COLUMNS * sizeof(Column)) == 0;");
   }
+  // The call that copies line `line`: rows staged anywhere copy into their ring's shared address, testing each piece
+  // against the row's blocks only in the first STAGES lines (stage_line<true>).
+  const auto stage_line_call = [&](std::string_view line, bool first_lines) {
+    return anywhere ? fmt::format("stage_line<{}>(my_ring_at, plan, {}, r, swizzle)", first_lines, line)
+                    : fmt::format("stage_line(my_ring, plan, {}, r, swizzle)", line);
+  };
   w.line("// The copies of the first STAGES lines go out before any block is built.");
   w.line("#pragma unroll");
   {
     auto prologue = w.scope("for (int line = 0; line < STAGES; ++line)");
-    w.line("if (line < LINES) {};", anywhere ? "stage_line<true>(my_ring_at, plan, line, r, swizzle)"
-                                              : "stage_line(my_ring, plan, line, r, swizzle)");
+    w.line("if (line < LINES) {};", stage_line_call("line", true));
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
   // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
@@ -1224,9 +1229,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
                u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
     if (refill) {
       w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) {};",
-             anywhere ? "stage_line<false>(my_ring_at, plan, step + STAGES, r, swizzle)"
-                      : "stage_line(my_ring, plan, step + STAGES, r, swizzle)");
+      w.line("if (step + STAGES < LINES) {};", stage_line_call("step + STAGES", false));
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));

@@ -263,13 +263,28 @@ __device__ __forceinline__ bool rows_on_16_bytes(const T* weights, long long ld)
   return reinterpret_cast<unsigned long long>(weights) % 16 == 0 && (ld * static_cast<long long>(sizeof(T))) % 16 == 0;
 }
 
+// Where a copy lands in shared memory: from sm_80 on the 32-bit shared-window address, worked out from a pointer
+// (shared_address; every copy and mbarrier below takes its address from it). The staged loads of rows that start
+// anywhere work it out once for their ring, so that each copy adds its offset in 32 bits instead of forming a 64-bit
+// generic address and converting it. Elsewhere (older GPUs, the CPU execution) the pointer itself.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+typedef unsigned int SharedAddress;
+__device__ __forceinline__ SharedAddress shared_address(void* pointer) {
+  unsigned int address;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(address) : "l"(pointer));
+  return address;
+}
+#else
+typedef unsigned char* SharedAddress;
+__device__ __forceinline__ SharedAddress shared_address(void* pointer) { return static_cast<unsigned char*>(pointer); }
+#endif
+
 // Copies 16 bytes from global to shared memory, or writes 16 zero bytes when !in_row. From sm_80 on the copy is
 // asynchronous (cp.async, through L2 only): it holds no register, and is complete for this thread only after
 // commit_copies and wait_copies; other lanes see it after a __syncwarp that follows. Elsewhere it copies at once.
 __device__ __forceinline__ void copy_16_bytes(void* shared_destination, const void* source, bool in_row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned int destination;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(destination) : "l"(shared_destination));
+  const unsigned int destination = shared_address(shared_destination);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(destination), "l"(source), "r"(in_row ? 16 : 0)
                : "memory");
 #elif defined(__CUDA_ARCH__)
@@ -283,21 +298,6 @@ __device__ __forceinline__ void copy_16_bytes(void* shared_destination, const vo
   else __builtin_memset(shared_destination, 0, 16);
 #endif
 }
-
-// Where a copy lands in shared memory: from sm_80 on the 32-bit shared-window address, worked out once from a pointer
-// (shared_address) so that each copy adds its offset in 32 bits instead of forming a 64-bit generic address and
-// converting it; elsewhere (older GPUs, the CPU execution) the pointer itself.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-typedef unsigned int SharedAddress;
-__device__ __forceinline__ SharedAddress shared_address(void* pointer) {
-  unsigned int address;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(address) : "l"(pointer));
-  return address;
-}
-#else
-typedef unsigned char* SharedAddress;
-__device__ __forceinline__ SharedAddress shared_address(void* pointer) { return static_cast<unsigned char*>(pointer); }
-#endif
 
 // The same for the first `bytes` (0 to 16) of the 16 at `source`, the rest of the destination zero: the pieces of the
 // staged loads of rows that start anywhere, which are memory's own 16 bytes and stop at the array's end.
@@ -390,9 +390,7 @@ __device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* don
   const unsigned long long from = reinterpret_cast<unsigned long long>(first) & ~15ull;
   const unsigned long long to = (reinterpret_cast<unsigned long long>(last) + 15ull) & ~15ull;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned int copy_address, done_address;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(copy_address) : "l"(copy));
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(done_address) : "l"(done));
+  const unsigned int copy_address = shared_address(copy), done_address = shared_address(done);
   if (lane == 0) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(done_address) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -429,8 +427,7 @@ __device__ __forceinline__ void start_rows_copy(T* copy, unsigned long long* don
 // Waits until the copy has landed (`any`: the warp copied something), then for the warp's other lanes.
 __device__ __forceinline__ void wait_rows_copy(unsigned long long* done, bool any) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  unsigned int done_address;
-  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(done_address) : "l"(done));
+  const unsigned int done_address = shared_address(done);
   if (any) {
     unsigned int landed = 0u;
     while (!landed)
