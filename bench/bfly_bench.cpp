@@ -113,6 +113,7 @@ struct Options {
   int jobs = 0;  // compile threads; 0: hardware concurrency
   std::string out_dir = "bench/results";
   bool compile_only = false;  // compile every bfly spec with NVRTC, print resources and timing; no GPU needed
+  bfly::gen::DeviceBalance device;  // what bfly-auto's choice knows of the device (unknown with --compile-only)
   std::string arch = "sm_90";  // for --compile-only
   std::uint64_t seed = 20261122;
   // Logits and several draws per row (Sampler::sample_draws), by name (kForms); empty: none.
@@ -350,7 +351,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
         add(range_spec(bfly::gen::Operation::sample_small, K, type));
       if (wanted(o, "bfly-auto"))
         for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
-          add(bfly::gen::choose_sample_spec(K, type, auto_options(), M));
+          add(bfly::gen::choose_sample_spec(K, type, auto_options(), M, o.device));
     }
   }
   for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
@@ -643,7 +644,7 @@ class Bench {
                             }});
     }
     if (wanted(o_, "bfly-auto")) {
-      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options(), M);
+      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_options(), M, o_.device);
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
                               sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
@@ -908,7 +909,7 @@ void print_table(const std::vector<Row>& rows, const std::string& type, double r
   fmt::print("   (over K in [16, 4096])\n");
 }
 
-int run(const Options& o) {
+int run(Options o) {
   if (o.compile_only) {
     const std::vector<KernelSpec> specs = sweep_specs(o);
     const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -921,9 +922,11 @@ int run(const Options& o) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const std::string device = prop.name;
   const std::string date = today();
-  fmt::print("device {}: {} SMs, {:.1f} GiB, L2 {:.0f} MB, compute capability {}.{}; date {}\n", device,
-             prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0, prop.l2CacheSize / 1e6, prop.major,
-             prop.minor, date);
+  o.device = rt::current_device_balance();
+  fmt::print("device {}: {} SMs, {:.1f} GiB, L2 {:.0f} MB, compute capability {}.{}, memory {:.1f} bytes an SM and "
+             "cycle ({} memory for bfly-auto); date {}\n", device, prop.multiProcessorCount,
+             prop.totalGlobalMem / 1073741824.0, prop.l2CacheSize / 1e6, prop.major, prop.minor,
+             o.device.memory_bytes_per_sm_cycle, o.device.fast_memory() ? "fast" : "not fast", date);
 
   // Compile every bfly kernel of the sweep up front, in parallel.
   const std::vector<KernelSpec> specs = sweep_specs(o);

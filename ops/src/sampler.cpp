@@ -26,6 +26,8 @@ void check_categories(int K) {
 
 }  // namespace
 
+gen::DeviceBalance current_device_balance() { return gen::DeviceBalance{current_memory_bytes_per_sm_cycle()}; }
+
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals,
                                  unsigned long long* arrivals) {
@@ -59,10 +61,12 @@ Sampler::~Sampler() = default;
 SampleReport Sampler::sample(const void* weights, gen::ElementType type, long long M, int K, long long ld, int* out,
                              std::uint64_t seed, std::uint32_t iteration, CUstream_st* stream) {
   check_categories(K);
+  check_sample_call(K, type, weights, M, ld, out);  // before the device is asked for its balance
   SampleReport report;
-  report.spec = gen::fit_to_rows(spec_for(K, type, M), weights, ld);
+  // M = 0 launches nothing and needs no GPU: the spec reported is the one of a device unknown.
+  report.spec = gen::fit_to_rows(spec_for(K, type, M, M > 0 ? current_device_balance() : gen::DeviceBalance{}),
+                                 weights, ld);
   if (gen::splits_rows(report.spec.operation)) {
-    check_sample_call(K, type, weights, M, ld, out);
     if (M == 0) return report;
     SplitScratch& scratch = state_->split_scratch[current_context()];
     scratch.reserve_rows(report.spec, M);

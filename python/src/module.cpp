@@ -136,7 +136,9 @@ KernelSpec sample_spec(int K, const std::string& type, std::optional<int> W, std
   if (variant) forced.variant = bfly::gen::parse_variant(*variant);
   if (K < 1 || K > KernelSpec::kMaxK)
     throw bfly::Error(fmt::format("K = {} is out of range; K must be in 1 .. {}", K, KernelSpec::kMaxK));
-  return bfly::gen::choose_sample_spec(K, parse_type(type), forced, M);  // M rows: the Sampler's choice too
+  // M rows: the Sampler's choice on a device of unknown balance (the H100's rules; the GPU path re-chooses for its
+  // device: choose_for_device).
+  return bfly::gen::choose_sample_spec(K, parse_type(type), forced, M);
 }
 
 // ---- LDA -----------------------------------------------------------------------------------------------------

@@ -177,6 +177,16 @@ bfly::rt::DrawRequest draw_request(const SampleCall& call) {
 
 }  // namespace
 
+// One draw from weights takes Sampler::sample's kernel on the current context's device: check_call chose it for a
+// device unknown (the CPU path runs that spec), and the device's balance may keep long rows in the row kernel
+// (bfly::gen::DeviceBalance).
+void choose_for_device(SampleCall& call) {
+  if (call.spec.draws != Draws::one || call.spec.input != InputKind::weights || call.M == 0) return;
+  const KernelSpec chosen =
+      bfly::gen::choose_sample_spec(call.spec.K, call.spec.type, {}, call.M, bfly::rt::current_device_balance());
+  call.spec = bfly::gen::fit_to_rows(chosen, call.input, call.ld);
+}
+
 bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* part_totals,
                                      unsigned long long* arrivals) {
   if (call.spec.draws == Draws::one)
@@ -269,10 +279,11 @@ void bind_sampling(nb::module_& m) {
       [](int type_index, std::uintptr_t pointer, nb::handle shape, nb::handle strides, bool strides_in_bytes,
          int device, std::uintptr_t out, nb::handle num_samples, bool replacement, bool logits, double temperature,
          nb::handle seed, nb::handle offset, std::uintptr_t stream) {
-        const SampleCall call = check_call(type_index, pointer, shape, strides, strides_in_bytes, num_samples,
-                                           replacement, logits, temperature, seed, offset);
+        SampleCall call = check_call(type_index, pointer, shape, strides, strides_in_bytes, num_samples,
+                                     replacement, logits, temperature, seed, offset);
         if (call.M == 0) return;
         ContextScope scope(device);
+        choose_for_device(call);
         thread_launches().launch(call, reinterpret_cast<int*>(out), reinterpret_cast<CUstream>(stream));
       },
       "type_index"_a, "pointer"_a, "shape"_a, "strides"_a, "strides_in_bytes"_a, "device"_a, "out"_a,
@@ -297,6 +308,7 @@ void bind_sampling(nb::module_& m) {
         call.M = M;
         call.ld = ld;
         call.seed = 1;
+        choose_for_device(call);
         auto* s = reinterpret_cast<CUstream_st*>(stream);
         const auto one = [&](std::uint32_t iteration) {
           if (path == "sampler") {

@@ -23,6 +23,10 @@ struct SampleCall {
   std::uint32_t iteration = 0;
 };
 
+// Re-chooses the kernel of a one-draw call from weights for the current context's device (check_call's is for a
+// device unknown); other calls are left as they are.
+void choose_for_device(SampleCall& call);
+
 // The kernel arguments of `call` writing to `out` (M x num_samples ints); sample_split's scratch is passed in.
 bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* part_totals = nullptr,
                                      unsigned long long* arrivals = nullptr);

@@ -54,6 +54,23 @@ constexpr int kNarrowOffLinesSplitFromK = 3300;
 // (K = 3500 ties: 0.849 against 0.853). The forms (logits, several draws) keep rows_split_by_shape: not measured.
 constexpr int kF32SplitFewRowsFromK = 3300;
 
+// A device with fast memory (DeviceBalance::fast_memory: the H200, 18.4 bytes an SM and SM cycle) reads the split
+// kernel far under the row kernel where the H100 (12.8) had read it ahead. At 1 GiB on the H200
+// (bench/results/h200-2026-11-28-s7c2-rs{32,64,16}.csv, 23 K from 3001 to 4095) the row kernel led at every K: f32
+// 0.804-0.885 of the read ceiling against 0.637-0.801 split, bf16 over pairs 0.720-0.895 against 0.638-0.723, f64
+// 0.739-0.899 against 0.676-0.756; from K = 4096 (-s7c3-big{32,64,16}.csv) f32 kept the row kernel ahead up to
+// K = 5001 (0.822-0.835 against 0.663-0.823) and split led from 6000 (0.810 against 0.763; 7001, 8193, 10000, 12001
+// and 16383 by 0.04-0.12; 8191 and 8192 within 0.02 either way), f64 kept it ahead to 12001 (K = 8192-12001:
+// 0.860-0.880 against 0.686-0.841; 6000 and 7001, the row kernel's rows 2.1 and 1.9 waves, split by 0.03 and 0.11).
+// Few rows split (-s7c3-few{32,64,16}.csv): with 4096 rows the split kernel led in every type at K = 3001/3305, 4096
+// and 8192 (f32 0.428-0.639 against 0.251-0.330), with 16384 rows the row kernel (f32 0.738-0.850 against
+// 0.592-0.809, f64 0.825-0.890 against 0.664-0.836, bf16 0.537-0.774 against 0.474-0.640); in between, f64 K = 16383
+// (8193 rows) split led, 0.735 against 0.672 (0.760 against 0.672 in -s7c4-ab-table.txt), and f64 K = 12001 (11184
+// rows) the row kernel, 0.875 against 0.686: kFastMemorySplitBelowRows lies between. f16 takes bf16's kernels and
+// rule (not measured). The threshold of fast memory lies between the two devices measured (DeviceBalance::fast_memory).
+constexpr int kFastMemoryFewRowsSplitFromK = 3000;
+constexpr int kFastMemoryF32SplitFromK = 5500;
+
 // The row kernel over pairs of 16-bit weights (sample_pairs) in place of `row` (W = 16), where it was faster. On an
 // H100 at 1 GiB (bench/results/h100-80gb-hbm3-2026-11-24-pairs-*.csv) bf16 read 0.67-0.81 of the read ceiling at
 // K = 16, 32, 100, 128, 200, 256, 512, 1024 and 2048 against 0.33-0.64 in the row kernel, 0.47-0.70 against 0.15-0.40
@@ -125,16 +142,24 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
 
 }  // namespace
 
-bool rows_split_by_shape(int K, ElementType type, long long M) {
-  return K >= kSplitFromK || (K >= split_few_rows_from_k(type) && M > 0 && M < kSplitBelowRows);
+bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
+
+bool rows_split_by_shape(int K, ElementType type, long long M, DeviceBalance device) {
+  if (K >= kSplitFromK) return true;
+  if (M <= 0) return false;
+  if (device.fast_memory()) return K >= kFastMemoryFewRowsSplitFromK && M < kFastMemorySplitBelowRows;
+  return K >= split_few_rows_from_k(type) && M < kSplitBelowRows;
 }
 
-KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M) {
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M, DeviceBalance device) {
+  const bool fast_memory = device.fast_memory();
   const bool narrow_off_lines_split =
-      is_narrow(type) && tight_rows_off_16_bytes(K, type) && K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) &&
-      K < split_few_rows_from_k(type) && !forced.operation;
-  const bool f32_split = type == ElementType::f32 && K >= kF32SplitFewRowsFromK && M > 0 && M < kSplitBelowRows;
-  const bool split_by_shape = rows_split_by_shape(K, type, M) || narrow_off_lines_split || f32_split;
+      !fast_memory && is_narrow(type) && tight_rows_off_16_bytes(K, type) &&
+      K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) && K < split_few_rows_from_k(type) &&
+      !forced.operation;
+  const int f32_split_from_k = fast_memory ? kFastMemoryF32SplitFromK : kF32SplitFewRowsFromK;
+  const bool f32_split = type == ElementType::f32 && K >= f32_split_from_k && M > 0 && M < kSplitBelowRows;
+  const bool split_by_shape = rows_split_by_shape(K, type, M, device) || narrow_off_lines_split || f32_split;
   if (split_by_shape && is_narrow(type) && K < kSplitFromK && !narrow_off_lines_split &&
       M >= kNarrowRowKernelFromRows && !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -373,6 +374,30 @@ TEST(GpuSampler, SameSeedSameDrawsAndReportsTheSpec) {
   sampler.sample_host(std::span<const float>(weights).first(M / 2 * K), M / 2, K, K, half, 9);
   EXPECT_TRUE(std::equal(half.begin(), half.end(), a.begin())) << "draws must not depend on M";
   report_draws(current_test_name(), 3 * M + M / 2);
+}
+
+// The automatic choice is made for the device the Sampler runs on (gen::DeviceBalance): the spec reported is
+// choose_sample_spec's with the device's balance, which on fast memory (an H200) keeps 16384 rows of K = 3305 f32
+// weights in the row kernel where an H100's rule splits them, and the draws are those of that kernel forced.
+TEST(GpuSampler, ChoosesForTheDevicesMemory) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  std::printf("this device's memory: %.1f bytes an SM and cycle (%s)\n", device.memory_bytes_per_sm_cycle,
+              device.fast_memory() ? "fast" : "not fast");
+  EXPECT_GT(device.memory_bytes_per_sm_cycle, 1.0) << "the driver reports the clock rates, bus width and SMs";
+  const long long M = 16384;
+  const int K = 3305;
+  const std::vector<float> weights = random_weights<float>(M, K, K, 7);
+  rt::Sampler automatic;
+  std::vector<int> chosen(M, -2), forced(M, -3);
+  const rt::SampleReport report = automatic.sample_host(std::span<const float>(weights), M, K, K, chosen, 11);
+  EXPECT_EQ(report.spec, gen::choose_sample_spec(K, ElementType::f32, {}, M, device));
+  EXPECT_EQ(report.spec.operation, device.fast_memory() ? gen::Operation::sample : gen::Operation::sample_split);
+  rt::Sampler same(forcing(report.spec));
+  EXPECT_EQ(same.sample_host(std::span<const float>(weights), M, K, K, forced, 11).spec, report.spec);
+  EXPECT_EQ(chosen, forced) << "the chosen kernel draws what it draws when forced";
+  EXPECT_TRUE(std::all_of(chosen.begin(), chosen.end(), [K](int c) { return c >= 0 && c < K; }));
+  report_draws(current_test_name(), 2 * M);
 }
 
 TEST(GpuSampler, AnotherIterationDrawsAgainFromTheSameWeights) {

@@ -204,6 +204,51 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(spec.R, 2);
 }
 
+// On a device with fast memory (the H200's balance) rows below K = 16384 split only when few: f32 keeps the row kernel
+// up to K = 5499 and splits from 5500 below kSplitBelowRows rows; f64 and 16-bit weights keep it to K = 16383 from
+// kFastMemorySplitBelowRows rows on; 16-bit rows off 16 bytes are no longer split whatever M. An H100's balance, or
+// none, keeps the rules above.
+TEST(Sampler, ChooseSpecRuleOnFastMemory) {
+  const SamplerOptions none;
+  const gen::DeviceBalance h100{12.8}, h200{18.8}, unknown{};
+  EXPECT_FALSE(h100.fast_memory());
+  EXPECT_FALSE(unknown.fast_memory());
+  EXPECT_TRUE(h200.fast_memory());
+  const auto operation = [&](int K, gen::ElementType type, long long M, gen::DeviceBalance device) {
+    return gen::choose_sample_spec(K, type, none, M, device).operation;
+  };
+  using gen::ElementType, gen::Operation;
+  for (int K : {3300, 4095, 4097, 5499}) {
+    EXPECT_EQ(operation(K, ElementType::f32, 65536, h200), Operation::sample) << K;
+    EXPECT_EQ(operation(K, ElementType::f32, 65536, h100), Operation::sample_split) << K;
+    EXPECT_EQ(operation(K, ElementType::f32, gen::kFastMemorySplitBelowRows - 1, h200), Operation::sample_split) << K;
+  }
+  EXPECT_EQ(operation(5500, ElementType::f32, 65536, h200), Operation::sample_split);
+  EXPECT_EQ(operation(5500, ElementType::f32, gen::kSplitBelowRows, h200), Operation::sample);
+  EXPECT_EQ(operation(2999, ElementType::f32, 1, h200), Operation::sample);
+  EXPECT_EQ(operation(3000, ElementType::f64, 1, h200), Operation::sample_split);
+  for (int K : {8192, 12001, 16383}) {
+    EXPECT_EQ(operation(K, ElementType::f64, 16384, h200), Operation::sample) << K;
+    EXPECT_EQ(operation(K, ElementType::f64, gen::kFastMemorySplitBelowRows - 1, h200), Operation::sample_split) << K;
+    EXPECT_EQ(operation(K, ElementType::f64, 16384, h100), Operation::sample_split) << K;
+    EXPECT_EQ(operation(K, ElementType::bf16, gen::kFastMemorySplitBelowRows, h200), Operation::sample_pairs) << K;
+    EXPECT_EQ(operation(K, ElementType::bf16, gen::kFastMemorySplitBelowRows, h100), Operation::sample_split_pairs)
+        << K;
+  }
+  EXPECT_EQ(operation(16384, ElementType::f64, 1 << 20, h200), Operation::sample_split);
+  EXPECT_EQ(operation(16384, ElementType::bf16, 1 << 20, h200), Operation::sample_split_pairs);
+  // 16-bit rows off 16 bytes (odd K from 3001, even from 3300) keep the row kernel over pairs on fast memory.
+  for (int K : {3001, 3300, 4094, 4095}) {
+    EXPECT_EQ(operation(K, ElementType::bf16, 1 << 18, h200), Operation::sample_pairs) << K;
+    EXPECT_EQ(operation(K, ElementType::f16, 0, h200), Operation::sample_pairs) << K;
+    EXPECT_EQ(operation(K, ElementType::bf16, 1 << 18, h100), Operation::sample_split_pairs) << K;
+  }
+  // The shape rule the forms follow is the H100's unless a balance is given.
+  EXPECT_TRUE(gen::rows_split_by_shape(8192, ElementType::f64, 16384));
+  EXPECT_FALSE(gen::rows_split_by_shape(8192, ElementType::f64, 16384, h200));
+  EXPECT_TRUE(gen::rows_split_by_shape(8192, ElementType::f64, 4096, h200));
+}
+
 TEST(Sampler, EverySamplingOperationCanBeForced) {
   for (gen::Operation operation :
        {gen::Operation::sample, gen::Operation::sample_small, gen::Operation::sample_split}) {

@@ -62,6 +62,10 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
                                 const DrawRequest& request, int* out, std::uint64_t seed, std::uint32_t iteration,
                                 void* part_totals = nullptr, unsigned long long* arrivals = nullptr);
 
+// The current context's device as the automatic choice sees it: gen::DeviceBalance from
+// current_memory_bytes_per_sm_cycle() (bfly/jit/driver.hpp). Needs a GPU.
+gen::DeviceBalance current_device_balance();
+
 class Sampler {
  public:
   explicit Sampler(SamplerOptions options = {});
@@ -75,9 +79,10 @@ class Sampler {
   // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
   // enqueues the launch. The draw for row r
   // depends only on (seed, iteration, r, the weights of row r) and the kernel spec: not on the stream or the launch
-  // configuration. The spec is chosen from K, the type and M (gen::choose_sample_spec): for 4096 < K < 16384 the
-  // row count decides between the row kernel and sample_split, whose draws differ only for rows whose u' lies within
-  // rounding distance of a boundary; force `operation` for draws that do not depend on M at all. Calls that use
+  // configuration. The spec is chosen from K, the type, M and the device's balance (gen::choose_sample_spec with
+  // current_device_balance()): for 3000 <= K < 16384 the row count and the device decide between the row kernel and
+  // sample_split, whose draws differ only for rows whose u' lies within rounding distance of a boundary; force
+  // `operation` for draws that depend on neither M nor the device. Calls that use
   // sample_split share the Sampler's scratch, so they must not run on two streams at once.
   // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
   // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
@@ -139,9 +144,10 @@ class Sampler {
                              gen::element_type_of<T>, M, K, ld, request, out, seed, iteration);
   }
 
-  // The spec used for K, type and M rows (0: unknown): gen::choose_sample_spec(K, type, options(), M).
-  gen::KernelSpec spec_for(int K, gen::ElementType type, long long M = 0) const {
-    return gen::choose_sample_spec(K, type, options_, M);
+  // The spec for K, type and M rows (0: unknown) on a device of the given balance (unknown: the H100's rules):
+  // gen::choose_sample_spec(K, type, options(), M, device). sample() asks it with current_device_balance().
+  gen::KernelSpec spec_for(int K, gen::ElementType type, long long M = 0, gen::DeviceBalance device = {}) const {
+    return gen::choose_sample_spec(K, type, options_, M, device);
   }
 
   const SamplerOptions& options() const { return options_; }

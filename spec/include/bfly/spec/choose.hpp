@@ -1,6 +1,7 @@
 // The rules that choose a kernel spec for a K and element type, with whatever the caller forces: the Sampler's and
 // the LDA z-step's. They live with the spec, so that build-time emitters, tools and tests can ask which kernel a
-// call will use without the runtime (or NVRTC). Every rule was measured on an H100; bench/RESULTS.md has the data.
+// call will use without the runtime (or NVRTC). The rules were measured on an H100, and those that depend on how fast
+// the device's memory is (DeviceBalance) on an H200 too; bench/RESULTS.md has the data.
 #pragma once
 
 #include "bfly/spec/kernel_spec.hpp"
@@ -20,6 +21,19 @@ struct SampleChoice {
   std::optional<Operation> operation;
 };
 
+// What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes
+// its memory reads at peak per SM and SM clock cycle (bandwidth / (SMs x SM clock)); 0 when unknown. An H100 SXM
+// has 12.8 by its data sheet (3.35 TB/s, 132 SMs at 1980 MHz), the H200 measured 18.4 by its driver's attributes
+// (about 4.9 TB/s, the same SMs). Where the memory is fast
+// (kFastMemoryBytesPerSmCycle and up) the row kernel keeps rows that the H100's rules split: the split kernel reads
+// at a rate of its own, which is near the H100's bandwidth and well under the H200's (docs/DESIGN.md section 12).
+// The runtime fills it from the device (bfly::rt::current_device_balance); unknown is taken as the H100's.
+struct DeviceBalance {
+  double memory_bytes_per_sm_cycle = 0;
+  bool fast_memory() const;
+};
+inline constexpr double kFastMemoryBytesPerSmCycle = 16;
+
 // The sampling spec for K and type. Rule, from the H100 sweep (bench/results, 2026-11-22): W = 16 for K >= 16 (the
 // steadiest fraction of the read ceiling over K for f32 and f64; W = 32 needs about twice the registers and ran
 // erratically for K not a multiple of 32; but W = 32, one block, for one draw from f32 weights at K = 23-40, where
@@ -33,16 +47,19 @@ struct SampleChoice {
 // the row kernel's one lane per row cannot keep the device busy even with a GiB of weights, and when
 // 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64; from K = 3300 for one draw from f32 weights); but 16-bit
 // weights with K below 16384 keep the row kernel (over pairs) from 32768 rows on, and 16-bit rows off 16 bytes are
-// split from K = 3001 (odd K) or 3300 (even K) to 4095 whatever M. A split
-// spec has W = 32 and R = 0, and for 16-bit weights it is
-// sample_split_pairs unless the operation was forced. Draws depend on the spec; a row whose u' lies within rounding
-// distance of a category boundary may draw its neighbour under the other kernel, so a caller that needs the same
-// draws whatever M forces the operation.
-KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0);
+// split from K = 3001 (odd K) or 3300 (even K) to 4095 whatever M. On a device with fast memory
+// (device.fast_memory(), the H200) rows below K = 16384 are split only when they are few, 0 < M <
+// kFastMemorySplitBelowRows from K = 3000, and one draw from f32 weights from K = 5500 when 0 < M < kSplitBelowRows.
+// A split spec has W = 32 and R = 0, and for 16-bit weights it is sample_split_pairs unless the operation was forced.
+// Draws depend on the spec; a row whose u' lies within rounding distance of a category boundary may draw its
+// neighbour under the other kernel, so a caller that needs the same draws whatever M or device forces the operation.
+KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0,
+                              DeviceBalance device = {});
 
 // The shape part of that rule: whether M rows of K weights of `type` (M = 0: unknown) are split over CTAs, before
-// the exceptions of 16-bit weights in pairs (one draw from weights only). The forms (logits, several draws) follow it.
-bool rows_split_by_shape(int K, ElementType type, long long M);
+// the exceptions of 16-bit weights in pairs (one draw from weights only). The forms (logits, several draws) follow it
+// with the device unknown: the fast-memory rule was measured for one draw.
+bool rows_split_by_shape(int K, ElementType type, long long M, DeviceBalance device = {});
 
 // The spec to launch for rows that start at `weights`, `ld` elements apart: `spec` itself, except that sample_pairs
 // and sample_split_pairs of K even load two weights at once and so need every row to start on a pair (weights
@@ -54,6 +71,10 @@ KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
 // 1024), so from K = 4096 (K = 8192 in f64) the chooser splits rows instead.
 inline constexpr long long kSplitBelowRows = 131072;
+// On a device with fast memory, below this many rows the chooser splits rows of K = 3000 to 16383: on the H200 the
+// split kernel led in every type with 4096 rows, and f64 K = 16383 with 8193; the row kernel with 11184 rows (f64
+// K = 12001) and from 16384 in every type (fewer rows than a wave of its CTAs holds, 5 CTAs of 32 rows an SM).
+inline constexpr long long kFastMemorySplitBelowRows = 10240;
 // Below this K the chooser packs several rows per lane (sample_small).
 inline constexpr int kSmallBelowK = 16;
 // From this K on, the chooser always splits rows.
