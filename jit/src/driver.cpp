@@ -128,6 +128,10 @@ int current_compute_capability() {
   return major * 10 + minor;
 }
 
+double memory_bytes_per_sm_cycle(double memory_khz, double bus_bits, double sms, double sm_khz) {
+  return sms > 0 && sm_khz > 0 ? 2 * memory_khz * (bus_bits / 8) / (sms * sm_khz) : 0;
+}
+
 double current_memory_bytes_per_sm_cycle() {
   current_context();
   const Driver& d = driver();
@@ -141,13 +145,10 @@ double current_memory_bytes_per_sm_cycle() {
     int value = 0;
     return d.DeviceGetAttribute(&value, which, device) == CUDA_SUCCESS ? value : 0;
   };
-  const double memory_khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-  const double bus_bits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
-  const double sms = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  const double sm_khz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
-  // Two transfers per memory clock (the rate the driver reports for HBM and GDDR alike: an H100 SXM's 2619 MHz over
-  // 5120 bits is its 3.35 TB/s).
-  const double balance = sms > 0 && sm_khz > 0 ? 2 * memory_khz * (bus_bits / 8) / (sms * sm_khz) : 0;
+  const double balance = memory_bytes_per_sm_cycle(attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+                                                   attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+                                                   attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                                                   attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
   by_device.emplace(device, balance);
   return balance;
 }

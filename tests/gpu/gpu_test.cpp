@@ -257,12 +257,12 @@ long long adversarial_run(const AdversarialCase& adversarial, int K, long long d
   options.report_invalid_rows = false;
   rt::Sampler sampler(options);
   long long draws = 0;
+  gen::KernelSpec spec;  // the kernel the Sampler ran (chosen with M and the device)
   for (std::uint64_t launch = 0; draws < draws_wanted; ++launch, draws += M) {
-    sampler.sample(as<T>(weights), M, K, K, reinterpret_cast<int*>(out.get()), 0xadd0000 + launch);
+    spec = sampler.sample(as<T>(weights), M, K, K, reinterpret_cast<int*>(out.get()), 0xadd0000 + launch).spec;
     DrawChecker::get().check_weights<T>(weights, M, K, K, out, counters);
   }
   const std::vector<unsigned long long> result = download<unsigned long long>(counters);
-  const gen::KernelSpec spec = gen::choose_sample_spec(K, adversarial.type, options);
   EXPECT_EQ(result[0], 0u) << gen::kernel_name(spec) << ": draws outside [0, K) (or rows reported invalid)";
   EXPECT_EQ(result[1], 0u) << gen::kernel_name(spec) << ": categories of weight 0 drawn";
   std::printf("%s: %lld draws, %llu out of range, %llu zero-weight\n", gen::kernel_name(spec).c_str(), draws,

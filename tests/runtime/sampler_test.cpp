@@ -210,10 +210,15 @@ TEST(Sampler, ChooseSpecRule) {
 // none, keeps the rules above.
 TEST(Sampler, ChooseSpecRuleOnFastMemory) {
   const SamplerOptions none;
-  const gen::DeviceBalance h100{12.8}, h200{18.8}, unknown{};
+  // The balance from a device's attributes: an H100 SXM (2619 MHz memory over 5120 bits, 132 SMs at 1980 MHz).
+  EXPECT_NEAR(memory_bytes_per_sm_cycle(2619000, 5120, 132, 1980000), 12.83, 0.01);
+  EXPECT_EQ(memory_bytes_per_sm_cycle(2619000, 5120, 0, 1980000), 0);
+  const gen::DeviceBalance h100{12.8}, h200{18.4}, unknown{};
   EXPECT_FALSE(h100.fast_memory());
   EXPECT_FALSE(unknown.fast_memory());
   EXPECT_TRUE(h200.fast_memory());
+  EXPECT_TRUE(gen::DeviceBalance{gen::kFastMemoryBytesPerSmCycle}.fast_memory());
+  EXPECT_FALSE(gen::DeviceBalance{gen::kFastMemoryBytesPerSmCycle - 0.1}.fast_memory());
   const auto operation = [&](int K, gen::ElementType type, long long M, gen::DeviceBalance device) {
     return gen::choose_sample_spec(K, type, none, M, device).operation;
   };

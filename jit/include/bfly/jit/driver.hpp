@@ -59,6 +59,10 @@ int current_compute_capability();
 // SM clock cycle, 2 x memory clock x bus width / (SMs x SM clock), from the device's attributes (18.4 on the H200
 // measured; 12.8 for an H100 SXM by its data sheet); 0 when the driver does not report them. Read once per device.
 double current_memory_bytes_per_sm_cycle();
+// The same from the attributes: memory clock (kHz), bus width (bits), SMs and SM clock (kHz); 0 without SMs or clock.
+// Two transfers per memory clock, the rate the driver reports for HBM and GDDR alike (an H100 SXM's 2619 MHz over
+// 5120 bits is its 3.35 TB/s).
+double memory_bytes_per_sm_cycle(double memory_khz, double bus_bits, double sms, double sm_khz);
 
 // Device memory in the current context, freed by the destructor.
 class DeviceBuffer {

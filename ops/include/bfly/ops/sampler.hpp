@@ -51,8 +51,9 @@ struct DrawRequest {
 };
 
 // The spec Sampler::sample_draws uses for M rows (0: unknown): the sampling spec for K and type with the request's
-// form. With replacement, rows that gen::choose_sample_spec would split over several CTAs for one draw (long rows,
-// or fewer than gen::kSplitBelowRows rows from K = 4096 on) take sample_split's form; the rest the row kernel's.
+// form. With replacement, rows that gen::choose_sample_spec would split over several CTAs for one draw on a device
+// unknown (long rows, or fewer than gen::kSplitBelowRows rows from K = 4096 on: the H100's rule, whatever the device)
+// take sample_split's form; the rest the row kernel's.
 gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request,
                            const gen::SampleChoice& forced = {}, long long M = 0);
 

@@ -24,7 +24,7 @@ struct SampleChoice {
 // What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes
 // its memory reads at peak per SM and SM clock cycle (bandwidth / (SMs x SM clock)); 0 when unknown. An H100 SXM
 // has 12.8 by its data sheet (3.35 TB/s, 132 SMs at 1980 MHz), the H200 measured 18.4 by its driver's attributes
-// (about 4.9 TB/s, the same SMs). Where the memory is fast
+// (about 4.8 TB/s, the same SMs). Where the memory is fast
 // (kFastMemoryBytesPerSmCycle and up) the row kernel keeps rows that the H100's rules split: the split kernel reads
 // at a rate of its own, which is near the H100's bandwidth and well under the H200's (docs/DESIGN.md section 12).
 // The runtime fills it from the device (bfly::rt::current_device_balance); unknown is taken as the H100's.
