@@ -532,3 +532,39 @@ TEST(KernelSpec, ChosenTileStashRule) {
   EXPECT_EQ(launch_geometry(w16_spec(4096, ElementType::bf16, Operation::sample_pairs)).static_shared_bytes,
             8 * 32 * 128 + 64 * 32 * 4);
 }
+
+// Pass 2 loads the chosen chunk's blocks together and keeps them when the chunk has 2 or more blocks that fit in
+// kPass2ChunkWords accumulators a lane: f32 W = 16 up to 4 blocks a chunk (K <= 4096 and its remnant), f64 up to 2.
+TEST(KernelSpec, PassTwoKeepsTheChunkRule) {
+  EXPECT_FALSE(pass2_keeps_chunk(w16_spec(1024, ElementType::f32)));  // one block a chunk
+  EXPECT_TRUE(pass2_keeps_chunk(w16_spec(1500, ElementType::f32)));   // 2 blocks a chunk
+  EXPECT_TRUE(pass2_keeps_chunk(w16_spec(4096, ElementType::f32)));   // 4 blocks of 16 floats: 64 words
+  EXPECT_TRUE(pass2_keeps_chunk(w16_spec(4097, ElementType::f32)));   // the remnant searched linearly
+  EXPECT_FALSE(pass2_keeps_chunk(w16_spec(5000, ElementType::f32)));  // 5 blocks
+  EXPECT_TRUE(pass2_keeps_chunk(w16_spec(2048, ElementType::f64)));   // 2 blocks of 16 doubles: 64 words
+  EXPECT_FALSE(pass2_keeps_chunk(w16_spec(3000, ElementType::f64)));
+  EXPECT_TRUE(pass2_keeps_chunk(w16_spec(8192, ElementType::bf16, Operation::sample_pairs)));  // 4 blocks of pairs
+  EXPECT_FALSE(pass2_keeps_chunk(w16_spec(12001, ElementType::bf16, Operation::sample_pairs)));
+  // Single 16-bit weights under their register cap (7 CTAs of 128 threads, 73 registers) keep one block after another.
+  EXPECT_FALSE(pass2_keeps_chunk(w16_spec(2048, ElementType::bf16)));
+  KernelSpec lda = w16_spec(4096, ElementType::f32);
+  lda.operation = Operation::lda_z_doc;
+  EXPECT_FALSE(pass2_keeps_chunk(lda));
+  KernelSpec logits = w16_spec(4096, ElementType::f32);
+  logits.input = InputKind::logits;
+  logits.draws = Draws::with_replacement;
+  EXPECT_FALSE(pass2_keeps_chunk(logits));
+  // The CPU draw tests run both ways of pass 2, and the kept chunk with and without a stashed tile (16-bit pairs).
+  int kept = 0, one_by_one = 0, kept_stashed = 0;
+  std::vector<KernelSpec> specs = draw_test_specs();
+  for (const KernelSpec& spec : pairs_test_specs()) specs.push_back(spec);
+  for (const KernelSpec& spec : specs) {
+    if (launch_geometry(spec).chunk_blocks <= 1) continue;
+    if (!pass2_keeps_chunk(spec)) ++one_by_one;
+    else if (stashes_chosen_tile(spec)) ++kept_stashed;
+    else ++kept;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(one_by_one, 0);
+  EXPECT_GT(kept_stashed, 0);
+}

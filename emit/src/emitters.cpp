@@ -44,8 +44,8 @@ std::string rows_list(int bit, int W) {
 
 // Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
 // With low_out (sample_pairs), pair_low receives the running total before the column found.
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  bool stash, bool staged, bool copies, CodeWriter& w);
+void pass2_blocks(const LaunchGeometry& geometry, bool chunk_together, const OperationText& op, std::string_view S,
+                  bool low_out, bool stash, bool staged, bool copies, CodeWriter& w);
 // The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).
 void staged_load_functions(const KernelSpec& spec, CodeWriter& w);
 // Pass 1's blocks (Algorithm 8 lines 13-34), after the remnant: loads, block totals and the running totals kept.
@@ -1451,7 +1451,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
         w.line("draw = FIRST_BLOCK_COLUMN + search_block(table, r, target, remnant_total, total);");
       }
     } else {
-      pass2_blocks(geometry, op, S, pairs, stash, pass1_stages(spec) > 0, copies_warp_rows(spec), w);
+      pass2_blocks(geometry, pass2_keeps_chunk(spec), op, S, pairs, stash, pass1_stages(spec) > 0,
+                   copies_warp_rows(spec), w);
     }
     if (spec.linear_remnant()) {
       w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
@@ -1487,8 +1488,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
 }
 
-void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::string_view S, bool low_out,
-                  bool stash, bool staged, bool copies, CodeWriter& w) {
+void pass2_blocks(const LaunchGeometry& geometry, bool chunk_together, const OperationText& op, std::string_view S,
+                  bool low_out, bool stash, bool staged, bool copies, CodeWriter& w) {
   if (stash && staged) {
     w.line("// Pass 1's ring is free now (its last lines were waited for): the chosen tile is kept in it as loaded.");
     w.line("bfly::wait_copies<0>();");
@@ -1508,9 +1509,38 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     w.line("if (target < running_total[mid][threadIdx.x]) hi = mid; else chunk = mid + 1;");
   }
   w.line("{} low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block", S);
+  // The chosen block's tile is put together from the chunk's blocks held in registers (but for a stashing kernel).
+  const bool kept = chunk_together && !stash;
   if (geometry.chunk_blocks == 1) {
     w.line("{} high = running_total[chunk][threadIdx.x];  // total at the end of the block", S);
     w.line("const int block = chunk;");
+  } else if (chunk_together) {
+    w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
+    w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found. The");
+    w.line("// group loads the chunk's blocks at once: it waits on memory once for them, not once a block.");
+    w.line("{} tiles[CHUNK_BLOCKS][W];  // tile t: row k is block chunk * CHUNK_BLOCKS + t of lane k's row", S);
+    w.line("#pragma unroll");
+    {
+      auto load = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)");
+      w.line("{} (&a)[W] = tiles[t];", S);
+      w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
+    }
+    w.line("{} high = low;", S);
+    w.line("int in_chunk = 0;  // which of the chunk's blocks holds u'");
+    w.line("bool found = false;");
+    w.line("{} run = low;", S);
+    w.line("#pragma unroll");
+    {
+      auto scan = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
+      w.line("{} a[W];", S);
+      w.line("#pragma unroll");
+      w.line("for (int k = 0; k < W; ++k) a[k] = tiles[t][k];");
+      w.line("build_table(a, r);");
+      w.line("const {} next = run + a[W - 1];", S);
+      w.line("if (!found && target < next) { found = true; in_chunk = t; low = run; high = next; }");
+      w.line("run = next;");
+    }
+    w.line("const int block = chunk * CHUNK_BLOCKS + in_chunk;");
   } else {
     w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
     w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.");
@@ -1526,12 +1556,28 @@ void pass2_blocks(const LaunchGeometry& geometry, const OperationText& op, std::
     w.line("if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }");
     w.line("run = next;");
   }
-  w.line("// Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group loads");
-  w.line("// a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).");
+  if (kept) {
+    w.line("// Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group puts");
+    w.line("// together a tile whose row k is lane k's block from the tiles it holds, and builds its table (Algorithm");
+    w.line("// 8 again).");
+  } else {
+    w.line("// Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group loads");
+    w.line("// a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).");
+  }
   {
     auto tile = w.scope("");
     w.line("{} a[W];", S);
-    w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
+    if (kept) {
+      w.line("#pragma unroll");
+      auto rows = w.scope("for (int k = 0; k < W; ++k)");
+      w.line("const int t_k = __shfl_sync(FULL, in_chunk, k, W);  // row k's chosen block");
+      w.line("{} x = tiles[0][k];", S);
+      w.line("#pragma unroll");
+      w.line("for (int t = 1; t < CHUNK_BLOCKS; ++t) x = t_k == t ? tiles[t][k] : x;");
+      w.line("a[k] = x;");
+    } else {
+      w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "block"));
+    }
     if (stash) w.line("__syncwarp();  // the tile is stashed{}", copies ? " (ld != K)" : "");
     w.line("build_table(a, r);");
     if (stash) {

@@ -508,6 +508,26 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
 
+// A CTA's pass 2 waits on memory while its slot (pass 1's ring) streams nothing. One block after another it waits
+// CHUNK_BLOCKS + 1 times (the chunk's blocks have left L2 by then: a CTA of f32 K = 4096 reads 512 KB before it), and
+// at K = 4096 pass 2 cost f32 rows on lines 0.07 of the read ceiling at 1 GiB on the H200 (bench/results/
+// h200-2026-11-28-s8c3-row-parts-leave.txt: 0.844 with it, 0.915 without). On the H200 at 1 GiB, the chunk loaded
+// together against main, twice in turn (-s8c5-ab-*.csv): f32 K = 1500-4096 (2-4 blocks a chunk) +0.007 to +0.03
+// (K = 4096 0.860 -> 0.889, 3072 0.859 -> 0.888), f64 K = 2000-2049 (2) +0.01 to +0.04 (2047 0.872 -> 0.912) but
+// K = 1500 -0.006, 16-bit pairs K = 2500-8192 (2-4, reloading the chosen tile) -0.004 to +0.047 (bf16 K = 3001 0.722
+// -> 0.770). Chunks loaded in batches of fewer blocks went either way (f32 K = 5000 -0.037 in batches of 4, bf16
+// K = 12001 -0.09, f64 K = 2500-12001 -0.012 to +0.014 in 2s), so a chunk too large for the registers keeps one block
+// after another.
+bool pass2_keeps_chunk(const KernelSpec& spec) {
+  if (!plain_sample(spec)) return false;  // the LDA z-steps: not measured
+  const LaunchGeometry g = launch_geometry(spec);
+  if (g.chunk_blocks <= 1) return false;
+  int words = kPass2ChunkWords;
+  if (const int ctas = min_ctas_per_sm(spec); ctas > 0)
+    words = std::min(words, kRegistersPerSm / (ctas * g.threads_per_cta) / 4);
+  return g.chunk_blocks * spec.W * (size_of(accumulator_of(spec.type)) / 4) <= words;
+}
+
 // One lane walking a row of 3000-4000 weights took 180-250 us on the H100 and held whole launches of 1 GiB for it (one
 // CTA: f32 K = 2047 0.815 of the read ceiling, f16 K = 3002 0.76, 4097 0.73; per-CTA times in bench/results/
 // h100-80gb-hbm3-2026-11-28-cta-times-bench.log); with the warp reading it they read 0.887, 0.855 and 0.80

@@ -376,24 +376,42 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
   }
   T low = chunk > 0 ? running_total[chunk - 1][threadIdx.x] : remnant_total;  // total before the block
   // A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block
-  // whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.
+  // whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found. The
+  // group loads the chunk's blocks at once: it waits on memory once for them, not once a block.
+  T tiles[CHUNK_BLOCKS][W];  // tile t: row k is block chunk * CHUNK_BLOCKS + t of lane k's row
+  #pragma unroll
+  for (int t = 0; t < CHUNK_BLOCKS; ++t) {
+    T (&a)[W] = tiles[t];
+    load_chosen_blocks(a, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);
+  }
   T high = low;
-  int block = chunk * CHUNK_BLOCKS;
+  int in_chunk = 0;  // which of the chunk's blocks holds u'
   bool found = false;
   T run = low;
+  #pragma unroll
   for (int t = 0; t < CHUNK_BLOCKS; ++t) {
     T a[W];
-    load_chosen_blocks(a, rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);
+    #pragma unroll
+    for (int k = 0; k < W; ++k) a[k] = tiles[t][k];
     build_table(a, r);
     const T next = run + a[W - 1];
-    if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }
+    if (!found && target < next) { found = true; in_chunk = t; low = run; high = next; }
     run = next;
   }  // for each block of the chunk
-  // Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group loads
-  // a tile whose row k is lane k's block (W weights per row) and builds its table (Algorithm 8 again).
+  const int block = chunk * CHUNK_BLOCKS + in_chunk;
+  // Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group puts
+  // together a tile whose row k is lane k's block from the tiles it holds, and builds its table (Algorithm
+  // 8 again).
   {
     T a[W];
-    load_chosen_blocks(a, rows, ld, rows_left, block, r);
+    #pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const int t_k = __shfl_sync(FULL, in_chunk, k, W);  // row k's chosen block
+      T x = tiles[0][k];
+      #pragma unroll
+      for (int t = 1; t < CHUNK_BLOCKS; ++t) x = t_k == t ? tiles[t][k] : x;
+      a[k] = x;
+    }
     build_table(a, r);
     draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
   }

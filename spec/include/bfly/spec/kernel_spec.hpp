@@ -155,6 +155,15 @@ inline constexpr int kRegisterBlocksInFlight = 2;
 // both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
+// Whether pass 2 of the plain sample kernel (sample or sample_pairs of weights, one draw) loads the chosen chunk's
+// blocks together and keeps them, to find the block whose running total first exceeds u' (Algorithm 9): when the
+// chunk has 2 or more blocks and they fit in kPass2ChunkWords accumulators a lane (fewer under a register cap,
+// min_ctas_per_sm). The chosen block's tile is then put together from them (row k from lane k's choice) instead of
+// loaded again, but in a kernel that keeps the chosen tile as loaded (stashes_chosen_tile), which loads it again
+// (from L2). Otherwise, and in the LDA z-steps, pass 2 loads one block after another and the chosen one again. Both
+// sum the same and draw the same.
+bool pass2_keeps_chunk(const KernelSpec& spec);
+inline constexpr int kPass2ChunkWords = 64;
 // Whether the plain sample kernel redraws a row whose butterfly search landed on a zero weight with the whole warp
 // reading the row (bfly::sequential_draw_by_warp) rather than its own lane alone (bfly::sequential_draw): rows of
 // kWarpRedrawFromK weights or more. Both draw the same.
