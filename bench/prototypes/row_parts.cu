@@ -18,8 +18,9 @@
 // pass 2 reads its chunk's blocks one after another as the generated kernel did, loaded together with the chosen one
 // reloaded (batched), or loaded together and kept (spliced: the chosen tile put together from them), which the
 // generator took up (gen::pass2_keeps_chunk). Results: bench/results/h200-2026-11-28-s8c2-row-parts.txt,
-// -s8c3-row-parts-leave.txt, -s8c4-row-parts-pass2.txt (each call ran the variants of its day; this file is call 4's,
-// whose main() no longer calls the timeline).
+// -s8c3-row-parts-leave.txt, -s8c4-row-parts-pass2.txt, and (row_groups: G groups of 32 rows a CTA in turn, the next
+// group's first lines staged before a group's pass 2) -s8c9-row-groups.txt. Each call ran the variants of its day;
+// this file is call 9's, whose main() no longer runs the parts of P = 2 and 4 nor the timeline.
 //
 // Build here (K = 1024, 2048, 3072 or 4096; f32 on lines), run on the GPU:
 //   build/tools/bfly-gen/bfly-gen show --K 4096 --type f32 --inline > /tmp/k4096.cu
@@ -253,6 +254,127 @@ row_parts(const T* __restrict__ weights, long long M, long long ld, int* __restr
   }
 }
 
+// G groups of 32 rows a CTA (one warp), in turn: before pass 2 of a group the warp stages the next group's first
+// lines into the ring (all read by then), so that pass 2's wait on memory overlaps the next rows' copies. Pass 2 as
+// kSpliced. The same sums as the generated kernel: the same draws.
+template <int G>
+__global__ void __launch_bounds__(32, 5)
+row_groups(const T* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
+           unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
+  constexpr int PS = 8;
+  constexpr int RC = PS * LINE_COLUMNS;
+  constexpr int STEPS = BLOCKS / BLOCKS_IN_FLIGHT;
+  static_assert(BLOCKS % BLOCKS_IN_FLIGHT == 0 && CHUNKS == BLOCKS / CHUNK_BLOCKS, "whole steps and chunks");
+  const int lane = static_cast<int>(threadIdx.x);
+  const int r = lane & (W - 1);
+  const int group = lane / W;
+  const int swizzle = group % (32 / W) * W;
+  __shared__ T running_total[CHUNKS][32];
+  __shared__ __align__(16) Column ring[32 / W][W][RC];
+  Column(&my_ring)[W][RC] = ring[group];
+  const long long base = static_cast<long long>(blockIdx.x) * 32 * G;
+  const auto rows_left_of = [&](long long first) { return M - first < W ? static_cast<int>(M - first) : W; };
+  long long group_first_row = base + lane - r;
+  StagePlan plan = plan_stages(weights + group_first_row * ld, ld, rows_left_of(group_first_row), r);
+#pragma unroll
+  for (int i = 0; i < PS; ++i) {
+    stage_line_p(my_ring, plan, i, r, swizzle);
+    bfly::commit_copies();
+  }
+  for (int g = 0; g < G; ++g) {
+    if (base + g * 32 >= M) break;
+    const long long m = base + g * 32 + lane;
+    group_first_row = m - r;
+    const int rows_left = rows_left_of(group_first_row);
+    const T* const rows = weights + group_first_row * ld;
+    const T* const my_row = weights + m * ld;
+    unsigned int screen = 0u;
+    T running = T(0);
+    for (int s = 0; s < STEPS; ++s) {
+      bfly::wait_copies<PS - 1>();
+      __syncwarp();
+      T a[BLOCKS_IN_FLIGHT][W];
+#pragma unroll
+      for (int j = 0; j < BLOCKS_IN_FLIGHT; ++j)
+        load_staged_block_p(a[j], my_ring, s * LINE_COLUMNS + j * W + r, r, swizzle);
+      __syncwarp();
+      if (s + PS < STEPS) stage_line_p(my_ring, plan, s + PS, r, swizzle);
+      bfly::commit_copies();
+#pragma unroll
+      for (int j = 0; j < BLOCKS_IN_FLIGHT; ++j) {
+        const int b = s * BLOCKS_IN_FLIGHT + j;
+        screen_block(a[j], screen);
+        running += block_total(a[j], r);
+        if ((b + 1) % CHUNK_BLOCKS == 0) running_total[b / CHUNK_BLOCKS][lane] = running;
+      }
+    }
+    // The ring is read: the next group's first lines go out before this group's pass 2 waits on memory.
+    if (g + 1 < G && base + (g + 1) * 32 < M) {
+      const long long next_first = group_first_row + 32;
+      plan = plan_stages(weights + next_first * ld, ld, rows_left_of(next_first), r);
+#pragma unroll
+      for (int i = 0; i < PS; ++i) {
+        stage_line_p(my_ring, plan, i, r, swizzle);
+        bfly::commit_copies();
+      }
+    }
+    const bool bad_row =
+        bfly::group_any(!bfly::screen_passed(screen, T()), W) && m < M && bfly::row_has_unusable_weight(my_row, K);
+    const T total = running_total[CHUNKS - 1][lane];
+    const bool valid = m < M && !bad_row && bfly::valid_total(total);
+    const T u =
+        bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), 0u, iteration), T());
+    const T target = valid ? bfly::scaled_uniform(u, total) : T(0);
+    int chunk = 0;
+    {
+      int hi = CHUNKS - 1;
+      while (chunk < hi) {
+        const int mid = (chunk + hi) >> 1;
+        if (target < running_total[mid][lane]) hi = mid; else chunk = mid + 1;
+      }
+    }
+    T low = chunk > 0 ? running_total[chunk - 1][lane] : T(0);
+    T high = low;
+    bool found = false;
+    T run = low;
+    T raw[CHUNK_BLOCKS][W];
+#pragma unroll
+    for (int t = 0; t < CHUNK_BLOCKS; ++t) load_chosen_blocks(raw[t], rows, ld, rows_left, chunk * CHUNK_BLOCKS + t, r);
+    int found_t = 0;
+#pragma unroll
+    for (int t = 0; t < CHUNK_BLOCKS; ++t) {
+      T a[W];
+#pragma unroll
+      for (int i = 0; i < W; ++i) a[i] = raw[t][i];
+      build_table(a, r);
+      const T next = run + a[W - 1];
+      if (!found && target < next) { found = true; found_t = t; low = run; high = next; }
+      run = next;
+    }
+    const int block = chunk * CHUNK_BLOCKS + found_t;
+    T a[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const int tk = __shfl_sync(FULL, found_t, k, W);
+      T v = raw[0][k];
+#pragma unroll
+      for (int t = 1; t < CHUNK_BLOCKS; ++t) v = tk == t ? raw[t][k] : v;
+      a[k] = v;
+    }
+    build_table(a, r);
+    int draw = FIRST_BLOCK_COLUMN + block * W + search_block(a, r, target, low, high);
+    const bool again = valid && (draw < 0 || !(my_row[draw] > T(0)));
+    draw = bfly::sequential_draw_by_warp(again, my_row, K, u, draw);
+    if (valid) {
+      out[m] = draw;
+    } else if (m < M) {
+      out[m] = -1;
+      bfly::report_invalid_row(invalid_rows, m);
+    }
+    __syncwarp();  // every lane has read running_total before the next group's pass 1 writes it
+  }
+}
+
 // Fresh weights in (0, 1]: a hash of the index and a seed.
 __global__ void fill(float* w, long long n, unsigned long long seed) {
   for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x) {
@@ -379,6 +501,15 @@ int main(int argc, char** argv) {
       for (long long i = 0; i < M; ++i) mismatches += drawn[i] != reference[i];
       std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld\n", bytes, name, M, ms, ceiling_ms / ms, mismatches);
     };
+    const auto run_grouped = [&](const char* name, int groups, auto kernel) {
+      const int grid_g = static_cast<int>((M + 32LL * groups - 1) / (32LL * groups));
+      CHECK(cudaMemset(out1, 0xff, M * 4));
+      const double ms = median_ms([&] { kernel<<<grid_g, 32>>>(w, M, K, out1, invalid, seed ^ 7, 3u); }, runs);
+      CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
+      long long mismatches = 0;
+      for (long long i = 0; i < M; ++i) mismatches += drawn[i] != reference[i];
+      std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld\n", bytes, name, M, ms, ceiling_ms / ms, mismatches);
+    };
     CHECK(cudaMemset(out0, 0xff, M * 4));
     const double gen_ms = median_ms([&] { GEN_KERNEL<<<grid, 32>>>(w, M, K, out0, invalid, seed ^ 7, 3u); }, runs);
     CHECK(cudaMemcpy(reference.data(), out0, M * 4, cudaMemcpyDeviceToHost));
@@ -387,13 +518,10 @@ int main(int argc, char** argv) {
     std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld (draws out of range)\n", bytes, "generated", M, gen_ms,
                 ceiling_ms / gen_ms, bad);
     run_variant("P1-S8", 32, row_parts<1, 8>);
-    run_variant("P2-S4", 64, row_parts<2, 4>);
-    run_variant("P4-S2", 128, row_parts<4, 2>);
     run_variant("P1-nopass2", 32, row_parts<1, 8, kNoPass2>);
-    run_variant("P1-batched", 32, row_parts<1, 8, kAll, kBatched>);
     run_variant("P1-spliced", 32, row_parts<1, 8, kAll, kSpliced>);
-    run_variant("P2-spliced", 64, row_parts<2, 4, kAll, kSpliced>);
-    run_variant("P4-spliced", 128, row_parts<4, 2, kAll, kSpliced>);
+    run_grouped("G2-spliced", 2, row_groups<2>);
+    run_grouped("G4-spliced", 4, row_groups<4>);
   }
   return 0;
 }
