@@ -42,8 +42,10 @@ std::string rows_list(int bit, int W) {
 
 }  // namespace
 
-// Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the reloaded tile.
-// With low_out (sample_pairs), pair_low receives the running total before the column found.
+// Algorithms 9 and 10 over several blocks: the chunk search, the block within the chunk, the chosen tile. With
+// chunk_together (gen::pass2_keeps_chunk) the chunk's blocks are loaded at once and kept, and the chosen tile is put
+// together from them (loaded again for a stash); otherwise they are loaded one after another and the chosen tile
+// again. With low_out (sample_pairs), pair_low receives the running total before the column found.
 void pass2_blocks(const LaunchGeometry& geometry, bool chunk_together, const OperationText& op, std::string_view S,
                   bool low_out, bool stash, bool staged, bool copies, CodeWriter& w);
 // The staged kernel's stage_blocks and load_staged_block (docs/DESIGN.md section 14).

@@ -512,12 +512,13 @@ int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_r
 // CHUNK_BLOCKS + 1 times (the chunk's blocks have left L2 by then: a CTA of f32 K = 4096 reads 512 KB before it), and
 // at K = 4096 pass 2 cost f32 rows on lines 0.07 of the read ceiling at 1 GiB on the H200 (bench/results/
 // h200-2026-11-28-s8c3-row-parts-leave.txt: 0.844 with it, 0.915 without). On the H200 at 1 GiB, the chunk loaded
-// together against main, twice in turn (-s8c5-ab-*.csv): f32 K = 1500-4096 (2-4 blocks a chunk) +0.007 to +0.03
-// (K = 4096 0.860 -> 0.889, 3072 0.859 -> 0.888), f64 K = 2000-2049 (2) +0.01 to +0.04 (2047 0.872 -> 0.912) but
-// K = 1500 -0.006, 16-bit pairs K = 2500-8192 (2-4, reloading the chosen tile) -0.004 to +0.047 (bf16 K = 3001 0.722
-// -> 0.770). Chunks loaded in batches of fewer blocks went either way (f32 K = 5000 -0.037 in batches of 4, bf16
-// K = 12001 -0.09, f64 K = 2500-12001 -0.012 to +0.014 in 2s), so a chunk too large for the registers keeps one block
-// after another.
+// together against main, twice in turn (-s8c5-ab-*.csv): f32 K = 1500-4096 (2-4 blocks a chunk) +0.007 to +0.03 (K =
+// 4096 0.860 -> 0.889, 3072 0.859 -> 0.888), f64 K = 2000-2049 (2) +0.01 to +0.04 (2047 0.872 -> 0.912) but K = 1500
+// -0.006, 16-bit pairs K = 2500-8192 (2-4, reloading the chosen tile) -0.004 to +0.047 (bf16 K = 3001 0.722 -> 0.770);
+// the landed form on another H200 (-s8c6-ab-*.csv): f32 +0.005 to +0.028, f64 K = 2000-2049 +0.012 to +0.034, 16-bit
+// pairs +0.007 to +0.050. Chunks loaded in batches of fewer blocks went either way (f32 K = 5000 -0.037 in batches of
+// 4, bf16 K = 12001 -0.09, f64 K = 2500-12001 -0.012 to +0.014 in 2s), so a chunk too large for the registers keeps one
+// block after another.
 bool pass2_keeps_chunk(const KernelSpec& spec) {
   if (!plain_sample(spec)) return false;  // the LDA z-steps: not measured
   const LaunchGeometry g = launch_geometry(spec);
