@@ -1516,47 +1516,40 @@ void pass2_blocks(const LaunchGeometry& geometry, bool chunk_together, const Ope
   if (geometry.chunk_blocks == 1) {
     w.line("{} high = running_total[chunk][threadIdx.x];  // total at the end of the block", S);
     w.line("const int block = chunk;");
-  } else if (chunk_together) {
+  } else {
     w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
-    w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found. The");
-    w.line("// group loads the chunk's blocks at once: it waits on memory once for them, not once a block.");
-    w.line("{} tiles[CHUNK_BLOCKS][W];  // tile t: row k is block chunk * CHUNK_BLOCKS + t of lane k's row", S);
-    w.line("#pragma unroll");
-    {
+    w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.{}",
+           chunk_together ? " The" : "");
+    if (chunk_together) {
+      w.line("// group loads the chunk's blocks at once: it waits on memory once for them, not once a block.");
+      w.line("{} tiles[CHUNK_BLOCKS][W];  // tile t: row k is block chunk * CHUNK_BLOCKS + t of lane k's row", S);
+      w.line("#pragma unroll");
       auto load = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)");
       w.line("{} (&a)[W] = tiles[t];", S);
       w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
     }
     w.line("{} high = low;", S);
-    w.line("int in_chunk = 0;  // which of the chunk's blocks holds u'");
+    w.line(chunk_together ? "int in_chunk = 0;  // which of the chunk's blocks holds u'"
+                          : "int block = chunk * CHUNK_BLOCKS;");
     w.line("bool found = false;");
     w.line("{} run = low;", S);
-    w.line("#pragma unroll");
+    if (chunk_together) w.line("#pragma unroll");
     {
       auto scan = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
       w.line("{} a[W];", S);
-      w.line("#pragma unroll");
-      w.line("for (int k = 0; k < W; ++k) a[k] = tiles[t][k];");
+      if (chunk_together) {
+        w.line("#pragma unroll");
+        w.line("for (int k = 0; k < W; ++k) a[k] = tiles[t][k];");
+      } else {
+        w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
+      }
       w.line("build_table(a, r);");
       w.line("const {} next = run + a[W - 1];", S);
-      w.line("if (!found && target < next) { found = true; in_chunk = t; low = run; high = next; }");
+      w.line("if (!found && target < next) {{ found = true; {}; low = run; high = next; }}",
+             chunk_together ? "in_chunk = t" : "block = chunk * CHUNK_BLOCKS + t");
       w.line("run = next;");
     }
-    w.line("const int block = chunk * CHUNK_BLOCKS + in_chunk;");
-  } else {
-    w.line("// A chunk holds CHUNK_BLOCKS blocks: rebuild their totals (each lane its own chunk) and find the block");
-    w.line("// whose running total first exceeds u'. The sums repeat pass 1's exactly, so one is always found.");
-    w.line("{} high = low;", S);
-    w.line("int block = chunk * CHUNK_BLOCKS;");
-    w.line("bool found = false;");
-    w.line("{} run = low;", S);
-    auto loop = w.scope("for (int t = 0; t < CHUNK_BLOCKS; ++t)", "for each block of the chunk");
-    w.line("{} a[W];", S);
-    w.line("{};", fmt::format(fmt::runtime(op.load_chosen), "chunk * CHUNK_BLOCKS + t"));
-    w.line("build_table(a, r);");
-    w.line("const {} next = run + a[W - 1];", S);
-    w.line("if (!found && target < next) { found = true; block = chunk * CHUNK_BLOCKS + t; low = run; high = next; }");
-    w.line("run = next;");
+    if (chunk_together) w.line("const int block = chunk * CHUNK_BLOCKS + in_chunk;");
   }
   if (kept) {
     w.line("// Algorithm 10 searches the chosen block's table; every lane chose its own block, so the group puts");
