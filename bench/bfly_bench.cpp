@@ -631,7 +631,7 @@ class Bench {
         if (split)
           packed->emplace_back(bfly::gen::family_of(spec), spec.type, "bfly-bench",
                                std::initializer_list<bfly::gen::ArgValue>{
-                                   weights(i), M, ld, out, nullptr, split_parts_.as<void>(),
+                                   weights(i), M, 0ll, ld, out, nullptr, split_parts_.as<void>(),
                                    split_arrivals_.as<unsigned long long>(), seed, 0u},
                                K);
         else

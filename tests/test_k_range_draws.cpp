@@ -81,7 +81,7 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
     std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
     unsigned long long invalid[2] = {0, ~0ull};
     if (split) {
-      bfly::test::run_on_cpu(kernel, {w.data(), rows, ld, out.data(), invalid, scratch.part_totals(),
+      bfly::test::run_on_cpu(kernel, {w.data(), rows, 0ll, ld, out.data(), invalid, scratch.part_totals(),
                                       scratch.arrivals.data(), seed, iteration});
       for (unsigned long long a : scratch.arrivals) ASSERT_EQ(a, 0ull) << "the last CTA of a row resets its counter";
     } else {
@@ -111,12 +111,35 @@ void check_kernel(const CpuKernel& kernel, long long& boundary_cases) {
       // The same draws from a larger grid on one CPU thread: neither the launch nor the threads change a draw.
       std::vector<int> again(static_cast<std::size_t>(rows), kPoison);
       bfly::gen::PackedArgs args(bfly::gen::family(kernel.cpu.family), spec.type, kernel.name,
-                                 {w.data(), rows, ld, again.data(), nullptr, scratch.part_totals(),
+                                 {w.data(), rows, 0ll, ld, again.data(), nullptr, scratch.part_totals(),
                                   scratch.arrivals.data(), seed, iteration},
                                  spec.K);
       kernel.cpu.launch(1, static_cast<unsigned>(kernel.cpu.geometry.grid_for_rows(rows) + 3),
                         static_cast<unsigned>(kernel.cpu.geometry.threads_per_cta), args.data());
       EXPECT_EQ(again, out) << "a larger grid on one thread drew differently";
+
+      // The batch's rows from first_row on, drawn alone (the rows past a row kernel's last wave, docs/DESIGN.md
+      // section 15): the arrays start at the launch's row 0, and each row draws what it drew in the whole batch.
+      const long long first_row = rows / 3 + 1;
+      SplitScratch tail_scratch(spec, rows - first_row);
+      std::vector<int> tail(static_cast<std::size_t>(rows), kPoison);
+      unsigned long long tail_invalid[2] = {0, ~0ull};
+      bfly::test::run_on_cpu(kernel, {w.data() + first_row * ld, rows - first_row, first_row, ld,
+                                      tail.data() + first_row, tail_invalid, tail_scratch.part_totals(),
+                                      tail_scratch.arrivals.data(), seed, iteration});
+      for (unsigned long long a : tail_scratch.arrivals) ASSERT_EQ(a, 0ull) << "the last CTA of a row resets it";
+      long long tail_expected_invalid = 0, tail_first_invalid = -1;
+      for (long long row = 0; row < rows; ++row) {
+        const int drawn = tail[static_cast<std::size_t>(row)];
+        if (row < first_row) {
+          ASSERT_EQ(drawn, kPoison) << "row " << row << " lies before the launch's rows";
+          continue;
+        }
+        ASSERT_EQ(drawn, out[static_cast<std::size_t>(row)]) << "row " << row << " from first_row = " << first_row;
+        if (drawn < 0 && tail_expected_invalid++ == 0) tail_first_invalid = row;
+      }
+      EXPECT_EQ(static_cast<long long>(tail_invalid[0]), tail_expected_invalid);
+      EXPECT_EQ(static_cast<long long>(tail_invalid[1]), tail_first_invalid < 0 ? -1ll : tail_first_invalid);
     }
   }
 }
@@ -230,7 +253,7 @@ void check_rows_packed_tightly(const CpuKernel& kernel, long long rows, std::ini
       std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
       if (bfly::gen::splits_rows(kernel.spec.operation)) {
         SplitScratch scratch(kernel.spec, rows);
-        bfly::test::run_on_cpu(kernel, {x0, rows, ld, out.data(), nullptr, scratch.part_totals(),
+        bfly::test::run_on_cpu(kernel, {x0, rows, 0ll, ld, out.data(), nullptr, scratch.part_totals(),
                                         scratch.arrivals.data(), seed, 2u});
       } else {
         bfly::test::run_on_cpu(kernel, {x0, rows, ld, out.data(), nullptr, seed, 2u});
@@ -362,7 +385,7 @@ TEST(SplitLaunchContractDeathTest, TooSmallAGridTraps) {
         std::vector<int> out(rows);
         SplitScratch scratch(kernel->spec, rows);
         bfly::gen::PackedArgs args(bfly::gen::family(kernel->cpu.family), ElementType::f32, kernel->name,
-                                   {w.data(), rows, 65536ll, out.data(), nullptr, scratch.part_totals(),
+                                   {w.data(), rows, 0ll, 65536ll, out.data(), nullptr, scratch.part_totals(),
                                     scratch.arrivals.data(), 1ull, 0u},
                                    65536);
         kernel->cpu.launch(1, 7, 256, args.data());
@@ -382,7 +405,7 @@ TEST(SplitChiSquare, FrequenciesFollowTheWeights) {
   for (long long r = 0; r < rows; ++r) w.insert(w.end(), one.begin(), one.end());
   SplitScratch scratch(kernel->spec, rows);
   std::vector<int> out(static_cast<std::size_t>(rows), kPoison);
-  bfly::test::run_on_cpu(*kernel, {w.data(), rows, 5ll, out.data(), nullptr, scratch.part_totals(),
+  bfly::test::run_on_cpu(*kernel, {w.data(), rows, 0ll, 5ll, out.data(), nullptr, scratch.part_totals(),
                                    scratch.arrivals.data(), bfly::test::run_seed(), 0u});
   std::vector<long long> counts(5, 0);
   for (int d : out) {

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -61,6 +62,11 @@ TEST(KernelFamilies, ArgumentListsAreConsistent) {
       items += arg.role == ArgRole::items;
     }
     EXPECT_EQ(items, 1) << f->name << " must have one argument the grid covers";
+    // Every kernel that splits rows over CTAs can draw part of a batch (the rows past a row kernel's last wave).
+    const bool numbers_rows = std::any_of(f->args.begin(), f->args.end(), [](const KernelArg& a) {
+      return a.name == "first_row" && a.type == ArgType::i32;
+    });
+    EXPECT_EQ(numbers_rows, f->name.starts_with("sample_split")) << f->name;
   }
   EXPECT_NE(thrown([] { family("nope"); })
                 .find("families: sample, sample_draws, sample_distinct, sample_logits, sample_logits_distinct, "
@@ -217,7 +223,10 @@ TEST(KernelFamilies, GeneratedSignaturesFollowTheFamily) {
 }
 
 TEST(KernelFamilies, TheAheadOfTimeLaunchFunctionFollowsTheFamily) {
-  for (const KernelSpec& spec : {choose_sample_spec(100, ElementType::f64), choose_lda_z_spec(300, ElementType::f32)}) {
+  SampleChoice split;
+  split.operation = Operation::sample_split;
+  for (const KernelSpec& spec : {choose_sample_spec(100, ElementType::f64), choose_lda_z_spec(300, ElementType::f32),
+                                 choose_sample_spec(5000, ElementType::f32, split)}) {
     EXPECT_EQ(aot_header(spec).rfind("// SPDX-License-Identifier: MIT\n// " + kernel_name(spec) + ": ", 0), 0u);
     const std::string header = one_line(aot_header(spec));
     const KernelFamily& f = family_of(spec);

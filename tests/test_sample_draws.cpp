@@ -278,9 +278,9 @@ void run_form(const CpuKernel& kernel, const void* x, long long ld, double tempe
     }
     if (logits)
       return {family, spec.type, kernel.name,
-              {x, kRows, ld, temperature, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
+              {x, kRows, 0ll, ld, temperature, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
     return {family, spec.type, kernel.name,
-            {x, kRows, ld, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
+            {x, kRows, 0ll, ld, num_samples, out, invalid, parts, arrivals, seed, iteration}, spec.K};
   }();
   if (one_thread_grid_extra == 0) {
     bfly::cpu::run(kernel.cpu, args);
@@ -445,7 +445,7 @@ TEST(SampleForms, SplitDrawZeroIsTheSplitKernelsDraw) {
       const unsigned long long seed = rng();
       SplitScratch scratch(spec, kRows);
       std::vector<int> one(kRows, kPoison), three(kRows * 3, kPoison);
-      bfly::test::run_on_cpu(*single, {w.data(), kRows, static_cast<long long>(K), one.data(), nullptr,
+      bfly::test::run_on_cpu(*single, {w.data(), kRows, 0ll, static_cast<long long>(K), one.data(), nullptr,
                                        scratch.part_totals(), scratch.arrivals.data(), seed, 2u});
       run_form(several, w.data(), K, 1.0, 3, three.data(), nullptr, seed, 2u, scratch);
       int differ = 0;

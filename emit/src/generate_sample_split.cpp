@@ -428,8 +428,8 @@ void form_values(const KernelSpec& spec, std::map<std::string, std::string>& val
     values["walk_part"] =
         "touched ? bfly::part_left(first_part + i, chunk_parts[i], fixed_part, fixed_total, first) : chunk_parts[i]";
   } else {
-    values["slot_word"] = "// Draw d of row m takes the uniform of Philox(seed; m, d, iteration): draw 0 is the one-draw "
-                          "kernel's.\nconst unsigned int word = bfly::draw_word(first + static_cast<int>(threadIdx.x), 0);";
+    values["slot_word"] = "// Draw d of row m takes the uniform of Philox(seed; first_row + m, d, iteration): draw 0 is "
+                          "the one-draw kernel's.\nconst unsigned int word = bfly::draw_word(first + static_cast<int>(threadIdx.x), 0);";
     values["walk_part"] = "chunk_parts[i]";
   }
   distinct_values(spec, values);
@@ -505,7 +505,7 @@ void distinct_values(const KernelSpec& spec, std::map<std::string, std::string>&
       "// The row's draws; a row left without positive weights draws -1 for the rest and is counted as invalid.\n"
       "if (valid) {\n"
       "  for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = drawn[d];\n"
-      "  if (threadIdx.x == 0 && drawn[num_samples - 1] < 0) bfly::report_invalid_row(invalid_rows, m);\n"
+      "  if (threadIdx.x == 0 && drawn[num_samples - 1] < 0) bfly::report_invalid_row(invalid_rows, first_row + m);\n"
       "}";
 }
 

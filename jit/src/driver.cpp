@@ -44,6 +44,7 @@ Driver load_driver() {
   resolve(d.ModuleUnload, "cuModuleUnload");
   resolve(d.ModuleGetFunction, "cuModuleGetFunction");
   resolve(d.FuncGetAttribute, "cuFuncGetAttribute");
+  resolve(d.OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   resolve(d.LaunchKernel, "cuLaunchKernel");
   // The _v2 entry points take 64-bit sizes and pointers; <cuda.h> maps the plain names to them.
   resolve(d.MemAlloc, "cuMemAlloc_v2");

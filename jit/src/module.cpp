@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <vector>
 
 namespace bfly::rt {
 
@@ -37,6 +38,15 @@ Kernel load(const CompiledKernel& compiled) {
     check(d.FuncGetAttribute(&r.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel.function),
           "cuFuncGetAttribute");
     r.known = true;
+  }
+  if (kernel.geometry.threads_per_cta > 0) {
+    CUdevice device = 0;
+    check(d.OccupancyMaxActiveBlocksPerMultiprocessor(&kernel.ctas_per_sm, kernel.function,
+                                                      kernel.geometry.threads_per_cta, 0),
+          fmt::format("cuOccupancyMaxActiveBlocksPerMultiprocessor({})", kernel.name));
+    check(d.CtxGetDevice(&device), "cuCtxGetDevice");
+    check(d.DeviceGetAttribute(&kernel.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+          "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
   }
   return kernel;
 }
@@ -79,16 +89,28 @@ CUdeviceptr LoadedKernels::counters() {
 
 std::pair<long long, long long> LoadedKernels::launch(const gen::KernelSpec& spec, gen::PackedArgs& args,
                                                      bool count_invalid, CUstream stream) {
-  const Kernel& kernel = get(spec);
+  return launch({Launch{&spec, &args}}, count_invalid, stream);
+}
+
+std::pair<long long, long long> LoadedKernels::launch(std::initializer_list<Launch> launches, bool count_invalid,
+                                                     CUstream stream) {
+  std::vector<const Kernel*> kernels;  // all loaded before anything is enqueued
+  for (const Launch& l : launches) kernels.push_back(&get(*l.spec));
   CUdeviceptr invalid = 0;
   if (count_invalid) {
     invalid = counters();
     reset_counters(invalid, stream);
-    args.set(args.family().arg(gen::ArgRole::counters).name, reinterpret_cast<void*>(invalid));
+    for (const Launch& l : launches)
+      l.args->set(l.args->family().arg(gen::ArgRole::counters).name, reinterpret_cast<void*>(invalid));
   }
-  rt::launch(kernel, args, stream);
+  std::size_t i = 0;
+  for (const Launch& l : launches) rt::launch(*kernels[i++], *l.args, stream);
   if (!count_invalid) return {0, -1};
-  return read_counters(invalid, stream, fmt::format("the {} kernel {}", args.family().name, kernel.name));
+  std::string names;  // what the wait names if it fails
+  i = 0;
+  for (const Launch& l : launches)
+    names += fmt::format("{}the {} kernel {}", i == 0 ? "" : " and ", l.args->family().name, kernels[i++]->name);
+  return read_counters(invalid, stream, names);
 }
 
 void reset_counters(CUdeviceptr counters, CUstream stream) {

@@ -28,12 +28,18 @@ void check_categories(int K) {
 
 gen::DeviceBalance current_device_balance() { return gen::DeviceBalance{current_memory_bytes_per_sm_cycle()}; }
 
+gen::KernelSpec sample_spec_on_device(int K, gen::ElementType type, const gen::SampleChoice& forced, long long M,
+                                      const void* weights, long long ld) {
+  const gen::DeviceBalance device = M > 0 ? current_device_balance() : gen::DeviceBalance{};
+  return gen::fit_to_rows(gen::choose_sample_spec(K, type, forced, M, device), weights, ld);
+}
+
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals,
-                                 unsigned long long* arrivals) {
+                                 unsigned long long* arrivals, long long first_row) {
   if (gen::splits_rows(spec.operation))
     return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
-                           {weights, M, ld, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
+                           {weights, M, first_row, ld, out, nullptr, part_totals, arrivals, seed, iteration}, spec.K);
   return gen::PackedArgs(gen::family_of(spec), spec.type, "Sampler::sample",
                          {weights, M, ld, out, nullptr, seed, iteration}, spec.K);
 }
@@ -64,8 +70,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
   check_sample_call(K, type, weights, M, ld, out);  // before the device is asked for its balance
   SampleReport report;
   // M = 0 launches nothing and needs no GPU: the spec reported is the one of a device unknown.
-  report.spec = gen::fit_to_rows(spec_for(K, type, M, M > 0 ? current_device_balance() : gen::DeviceBalance{}),
-                                 weights, ld);
+  report.spec = sample_spec_on_device(K, type, options_, M, weights, ld);
   if (gen::splits_rows(report.spec.operation)) {
     if (M == 0) return report;
     SplitScratch& scratch = state_->split_scratch[current_context()];
@@ -80,8 +85,28 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
   gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration);
   if (M == 0) return report;
 
-  std::tie(report.invalid_rows, report.first_invalid_row) =
-      state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
+  // The rows of a small last wave go to sample_split (gen::rows_past_last_wave), unless the caller forced the kernel.
+  const Kernel& row_kernel = state_->kernels.get(report.spec);
+  const long long tail =
+      options_.operation ? 0 : gen::rows_past_last_wave(report.spec, M, row_kernel.ctas_per_sm, row_kernel.sms);
+  if (tail == 0) {
+    std::tie(report.invalid_rows, report.first_invalid_row) =
+        state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
+    return report;
+  }
+  report.tail_rows = tail;
+  report.tail_spec = gen::fit_to_rows(gen::tail_split_spec(report.spec), weights, ld);
+  gen::PackedArgs rows_args = sample_arguments(report.spec, weights, M - tail, ld, out, seed, iteration);
+  SplitScratch& scratch = state_->split_scratch[current_context()];
+  scratch.reserve_rows(report.tail_spec, tail);
+  const long long first_row = M - tail;
+  const void* tail_weights = static_cast<const char*>(weights) + first_row * ld * gen::size_of(type);
+  gen::PackedArgs tail_args = sample_arguments(report.tail_spec, tail_weights, tail, ld, out + first_row, seed,
+                                               iteration, reinterpret_cast<void*>(scratch.part_totals.get()),
+                                               reinterpret_cast<unsigned long long*>(scratch.arrivals.get()),
+                                               first_row);
+  std::tie(report.invalid_rows, report.first_invalid_row) = state_->kernels.launch(
+      {{&report.spec, &rows_args}, {&report.tail_spec, &tail_args}}, options_.report_invalid_rows, stream);
   return report;
 }
 

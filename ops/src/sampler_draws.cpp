@@ -67,7 +67,7 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
   const bool split = gen::splits_rows(spec.operation);
   if (spec.input == gen::InputKind::logits && split)
     return gen::PackedArgs(family, spec.type, kCaller,
-                           {input, M, ld, request.temperature, request.num_samples, out, nullptr, part_totals,
+                           {input, M, 0ll, ld, request.temperature, request.num_samples, out, nullptr, part_totals,
                             arrivals, seed, iteration},
                            spec.K);
   if (spec.input == gen::InputKind::logits)
@@ -76,7 +76,8 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
                            spec.K);
   if (split)
     return gen::PackedArgs(family, spec.type, kCaller,
-                           {input, M, ld, request.num_samples, out, nullptr, part_totals, arrivals, seed, iteration},
+                           {input, M, 0ll, ld, request.num_samples, out, nullptr, part_totals, arrivals, seed,
+                            iteration},
                            spec.K);
   return gen::PackedArgs(family, spec.type, kCaller,
                          {input, M, ld, request.num_samples, out, nullptr, seed, iteration}, spec.K);

@@ -182,9 +182,7 @@ bfly::rt::DrawRequest draw_request(const SampleCall& call) {
 // (bfly::gen::DeviceBalance).
 void choose_for_device(SampleCall& call) {
   if (call.spec.draws != Draws::one || call.spec.input != InputKind::weights || call.M == 0) return;
-  const KernelSpec chosen =
-      bfly::gen::choose_sample_spec(call.spec.K, call.spec.type, {}, call.M, bfly::rt::current_device_balance());
-  call.spec = bfly::gen::fit_to_rows(chosen, call.input, call.ld);
+  call.spec = bfly::rt::sample_spec_on_device(call.spec.K, call.spec.type, {}, call.M, call.input, call.ld);
 }
 
 bfly::gen::PackedArgs call_arguments(const SampleCall& call, int* out, void* part_totals,
@@ -205,7 +203,9 @@ class GpuLaunches {
  public:
   void launch(const SampleCall& call, int* out, CUstream stream) {
     if (call.M == 0) return;
-    if (bfly::gen::splits_rows(call.spec.operation)) {
+    // sample_split, and a row kernel whose last wave sample_split draws (bfly::gen::rows_past_last_wave), go through
+    // the thread's Sampler, which keeps sample_split's scratch.
+    if (bfly::gen::splits_rows(call.spec.operation) || past_last_wave(call)) {
       auto* s = reinterpret_cast<CUstream_st*>(stream);
       if (call.spec.draws == Draws::one)
         sampler_.sample(call.input, call.spec.type, call.M, call.spec.K, call.ld, out, call.seed, call.iteration, s);
@@ -219,6 +219,12 @@ class GpuLaunches {
   }
 
   bfly::rt::Sampler& sampler() { return sampler_; }
+
+  bool past_last_wave(const SampleCall& call) {
+    if (call.spec.draws != Draws::one) return false;
+    const bfly::rt::Kernel& k = kernel(call.spec);
+    return bfly::gen::rows_past_last_wave(call.spec, call.M, k.ctas_per_sm, k.sms) > 0;
+  }
 
  private:
   struct Key {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace bfly::gen {
 namespace {
@@ -209,6 +210,44 @@ KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
     return spec;
   spec.operation = spec.operation == Operation::sample_pairs ? Operation::sample : Operation::sample_split;
   return spec;
+}
+
+// The last wave's rule (rows_past_last_wave), from the H200 at chosen M (bench/results/h200-2026-11-29-s9c1-rows.csv,
+// -s9c2-rows.csv: bench/run_rows.sh, the row kernel at whole waves and 100-8448 rows past them, and sample_split over
+// those rows alone). Past one whole wave, 200 rows more cost f64 K = 3925 67 us (0.132 -> 0.199 ms), f64 K = 2042
+// 33 us, f32 K = 4096 21 us and bf16 K = 4096 12 us; past two, f64 K = 3925 53 us for 404 rows and K = 2042 24 us,
+// but f32 and bf16 K = 4096 3-4 us; past three, f64 K = 2042 15 us, f32 K = 4096 1.5 us. sample_split took 100-200
+// rows in 8-10 us, 404 rows of f64 K = 3925 in 11.8 us, 1024 in 18.1, 4096 in 51.0 and 8448 (half a wave) in 94.0
+// against the row kernel's 78 us for them. The f64 kernels above hold 4 one-warp CTAs an SM, one warp a scheduler;
+// f32 and bf16 K = 4096 hold 5, so one scheduler runs two warps, its CTAs end later and the waves spread out after
+// the first. The same held across f64 K = 2600-4096 at 1 GiB (-s9c3-ab-table.txt, the rule then by type: up to 3
+// waves for 8-byte rows): K = 3545-3950 (4 CTAs an SM, 2.01-2.24 waves) gained 0.03-0.14 and K = 2627 (3.03 waves)
+// 0.05, while K = 3086-3167 (5 CTAs an SM, 2.01-2.06 waves) lost 0.02-0.04.
+constexpr long long kTailMinCtaBytes = 256 * 1024;
+constexpr int kTailWaveFraction = 4;         // the last wave holds at most 1 / kTailWaveFraction of a wave's CTAs
+constexpr int kTailMaxWavesTogether = 3;     // whole waves before it where every warp has a scheduler to itself
+constexpr int kSchedulersPerSm = 4;          // warp schedulers of an SM (sm_70 to sm_90)
+
+long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms) {
+  if (spec.operation != Operation::sample && spec.operation != Operation::sample_pairs) return 0;
+  if (spec.input != InputKind::weights || spec.draws != Draws::one || ctas_per_sm <= 0 || sms <= 0 || M <= 0) return 0;
+  const LaunchGeometry g = launch_geometry(spec);
+  const long long cta_bytes = static_cast<long long>(g.rows_per_cta) * spec.K * size_of(spec.type);
+  if (cta_bytes < kTailMinCtaBytes) return 0;
+  const long long wave = static_cast<long long>(ctas_per_sm) * sms, ctas = g.grid_for_rows(M);
+  const long long whole_waves = ctas / wave, last_wave = ctas % wave;
+  const int warps_per_sm = ctas_per_sm * ((g.threads_per_cta + 31) / 32);
+  const int max_waves = warps_per_sm <= kSchedulersPerSm ? kTailMaxWavesTogether : 1;
+  if (whole_waves < 1 || whole_waves > max_waves || last_wave == 0 || last_wave * kTailWaveFraction > wave) return 0;
+  const long long first_row = whole_waves * wave * g.rows_per_cta;
+  if (first_row > std::numeric_limits<int>::max()) return 0;  // sample_split numbers its rows from an int first_row
+  return M - first_row;
+}
+
+KernelSpec tail_split_spec(const KernelSpec& row) {
+  SampleChoice split;
+  split.operation = is_narrow(row.type) ? Operation::sample_split_pairs : Operation::sample_split;
+  return choose_sample_spec(row.K, row.type, split);
 }
 
 KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced) {

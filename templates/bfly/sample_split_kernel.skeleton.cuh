@@ -18,13 +18,13 @@ namespace {{detail_namespace}} {
 // total of part r of the tile. Level 1 of the row's table is these part totals (in part_totals); the last CTA of
 // the row to finish searches level 1 (Algorithm 9 over the part totals) and then, in the chosen part's tile, the
 // butterfly table itself (Algorithm 10), GROUPS draws at a time. Every sum is formed in an order the spec fixes,
-// never the launch, so draw d of row m depends only on (seed, m, d, iteration), the spec and the row.
+// never the launch, so draw d of row m depends only on (seed, first_row + m, d, iteration), the spec and the row.
 {{launch_contract}}
 extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_sm}})
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}
-  const long long m = static_cast<long long>(blockIdx.x) / CTAS_PER_ROW;  // the row of this CTA
+  const long long m = static_cast<long long>(blockIdx.x) / CTAS_PER_ROW;  // this CTA's row: first_row + m of the batch
   if (m >= M) return;  // a grid larger than the contract's: the extra CTAs write nothing
   const int slice = static_cast<int>(blockIdx.x % CTAS_PER_ROW);  // which TILES_PER_CTA tiles of the row
   const int r = static_cast<int>(threadIdx.x) & (W - 1);           // lane within the group
@@ -89,7 +89,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
     const int batch = {{round_batch}};
     if (static_cast<int>(threadIdx.x) < batch) {
       {{slot_word}}
-      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, static_cast<unsigned long long>(m), word, iteration), S());
+      const S u = bfly::uniform_from_bits(bfly::philox_bits(seed, bfly::batch_row(first_row, m), word, iteration), S());
       uniforms[threadIdx.x] = u;
       targets[threadIdx.x] = bfly::scaled_uniform(u, table_total);
       chosen_part[threadIdx.x] = 0;
@@ -150,6 +150,6 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   {{write_draws}}
   if (!valid) {
     for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = -1;
-    if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, m);
+    if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, first_row + m);
   }
 }

@@ -14,6 +14,12 @@ __device__ __forceinline__ void require_split_launch(int threads, int ctas_per_i
     __trap();
 }
 
+// The number in the whole batch of a launch's row m (the kernel's first_row argument, docs/DESIGN.md section 15), for
+// its Philox counter: below 2^32, since first_row and m are below 2^31, so the counter's high word is 0.
+__device__ __forceinline__ unsigned long long batch_row(int first_row, long long m) {
+  return static_cast<unsigned int>(first_row) + static_cast<unsigned int>(m);
+}
+
 // A value another CTA wrote before its __threadfence and atomic: read from L2 (ld.global.cg), never from a stale L1
 // line. On the CPU (bfly/lockstep.hpp) a volatile read after the atomic's fence.
 template <typename S>

@@ -1,6 +1,7 @@
 // GPU tests of the runtime (CTest label `gpu`; each skips with the reason when there is no device):
 // draw-for-draw equality with the CPU execution of the same generated source, chi-square goodness of fit,
 // adversarial rows where zero weights must never be drawn, and invalid-row reports.
+#include "bfly/jit/module.hpp"
 #include "bfly/ops/sampler.hpp"
 
 #include "cpu_kernels.hpp"
@@ -398,6 +399,46 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
   EXPECT_EQ(chosen, forced) << "the chosen kernel draws what it draws when forced";
   EXPECT_TRUE(std::all_of(chosen.begin(), chosen.end(), [K](int c) { return c >= 0 && c < K; }));
   report_draws(current_test_name(), 2 * M);
+}
+
+// Where the row kernel's grid ends in a small last wave, the rows of that wave go to sample_split in a second
+// launch (gen::rows_past_last_wave, docs/DESIGN.md section 15): the report names both kernels, the rows before the
+// last wave draw what the row kernel forced draws over the whole batch, the rest what sample_split forced draws over
+// it (first_row narrows its grid, not its draws), and the invalid rows of both launches are counted together.
+TEST(GpuSampler, RowsPastTheLastWaveDrawAsSampleSplit) {
+  BFLY_REQUIRE_GPU();
+  const int K = 2042;  // f64: 32 rows of 16 KB a CTA, 4-5 CTAs an SM
+  const gen::DeviceBalance device = rt::current_device_balance();
+  const gen::KernelSpec row = gen::choose_sample_spec(K, ElementType::f64, {}, 1 << 20, device);
+  ASSERT_EQ(row.operation, gen::Operation::sample);
+  const rt::Kernel loaded = rt::load_kernel(row);
+  const long long wave = static_cast<long long>(loaded.ctas_per_sm) * loaded.sms;
+  ASSERT_GT(wave, 0) << "the driver gives the kernel's occupancy";
+  ASSERT_EQ(gen::rows_past_last_wave(row, wave * 32 + 100, loaded.ctas_per_sm, loaded.sms), 100)
+      << "one whole wave and 4 CTAs: the rule takes them";
+  const long long tail = 100;
+  const long long M = wave * gen::launch_geometry(row).rows_per_cta + tail;
+  std::printf("a wave of %s: %lld CTAs; M = %lld rows\n", gen::kernel_name(row).c_str(), wave, M);
+  std::vector<double> weights = random_weights<double>(M, K, K, 12);
+  weights[static_cast<std::size_t>(5 * K + 17)] = -1.0;          // an invalid row before the last wave
+  weights[static_cast<std::size_t>((M - 3) * K + 1000)] = -2.0;  // and one in it
+  rt::Sampler automatic;
+  std::vector<int> chosen(M, -9), by_rows(M, -8), by_split(M, -7);
+  const rt::SampleReport report = automatic.sample_host(std::span<const double>(weights), M, K, K, chosen, 21, 4);
+  ASSERT_EQ(report.spec, row);
+  ASSERT_EQ(report.tail_rows, tail);
+  EXPECT_EQ(report.tail_spec.operation, gen::Operation::sample_split);
+  EXPECT_EQ(report.invalid_rows, 2);
+  EXPECT_EQ(report.first_invalid_row, 5);
+  rt::Sampler rows_only(forcing(row)), split_only(forcing(report.tail_spec));
+  EXPECT_EQ(rows_only.sample_host(std::span<const double>(weights), M, K, K, by_rows, 21, 4).tail_rows, 0)
+      << "a forced kernel draws every row";
+  split_only.sample_host(std::span<const double>(weights), M, K, K, by_split, 21, 4);
+  EXPECT_TRUE(std::equal(chosen.begin(), chosen.end() - tail, by_rows.begin())) << "the rows of the whole waves";
+  EXPECT_TRUE(std::equal(chosen.end() - tail, chosen.end(), by_split.end() - tail)) << "the rows of the last wave";
+  EXPECT_EQ(chosen[5], -1);
+  EXPECT_EQ(chosen[M - 3], -1);
+  report_draws(current_test_name(), 3 * M);
 }
 
 TEST(GpuSampler, AnotherIterationDrawsAgainFromTheSameWeights) {

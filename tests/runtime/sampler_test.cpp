@@ -254,6 +254,52 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
   EXPECT_TRUE(gen::rows_split_by_shape(8192, ElementType::f64, 4096, h200));
 }
 
+// gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.
+TEST(Sampler, RowsPastTheLastWaveRule) {
+  using gen::rows_past_last_wave;
+  const gen::KernelSpec f32 = gen::choose_sample_spec(4096, gen::ElementType::f32, {}, 65536, gen::DeviceBalance{18.4});
+  const gen::KernelSpec f64 = gen::choose_sample_spec(3925, gen::ElementType::f64, {}, 34196, gen::DeviceBalance{18.4});
+  ASSERT_EQ(f32.operation, gen::Operation::sample);
+  ASSERT_EQ(f64.operation, gen::Operation::sample);
+  const long long rows = gen::launch_geometry(f32).rows_per_cta;
+  ASSERT_EQ(rows, 32);
+  ASSERT_EQ(gen::launch_geometry(f64).rows_per_cta, 32);
+  ASSERT_EQ(gen::launch_geometry(f64).threads_per_cta, 32) << "one warp a CTA";
+  // The H200 (132 SMs): f32 K = 4096 5 CTAs an SM (660 a wave), f64 K = 3925 4 (528, one warp a scheduler).
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows + 200, 5, 132), 200) << "one wave and 7 CTAs";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows, 5, 132), 0) << "whole waves";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows - 5, 5, 132), 0) << "under one wave";
+  EXPECT_EQ(rows_past_last_wave(f32, 2 * 660 * rows + 200, 5, 132), 0) << "5 warps an SM: waves spread out";
+  EXPECT_EQ(rows_past_last_wave(f32, 2 * 528 * rows + 200, 4, 132), 200) << "4 warps an SM: waves stay together";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows + 165 * rows, 5, 132), 165 * rows) << "a quarter of a wave";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows + 166 * rows, 5, 132), 0) << "more than a quarter";
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 4, 132), 34196 - 2 * 528 * 32) << "f64 K = 3925 at 1 GiB: 2 waves, 13 CTAs";
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 5, 132), 0) << "5 CTAs an SM: 2.02 waves spread out";
+  EXPECT_EQ(rows_past_last_wave(f64, 3 * 528 * 32 + 1, 4, 132), 1);
+  EXPECT_EQ(rows_past_last_wave(f64, 4 * 528 * 32 + 1, 4, 132), 0) << "four whole waves";
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 0, 132), 0) << "a device unknown";
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 4, 0), 0) << "a device unknown";
+  // Short rows (a CTA under 256 KB) and other kernels keep one launch.
+  const gen::KernelSpec short_rows = gen::choose_sample_spec(1024, gen::ElementType::f32, {}, 0, {});
+  EXPECT_EQ(rows_past_last_wave(short_rows, 660 * rows + 200, 5, 132), 0);
+  gen::SampleChoice split;
+  split.operation = gen::Operation::sample_split;
+  EXPECT_EQ(rows_past_last_wave(gen::choose_sample_spec(4096, gen::ElementType::f32, split), 660 * rows + 200, 5, 132),
+            0);
+  gen::KernelSpec draws = f32;
+  draws.draws = gen::Draws::with_replacement;
+  EXPECT_EQ(rows_past_last_wave(draws, 660 * rows + 200, 5, 132), 0);
+  // 16-bit rows over pairs go to sample_split over pairs; f32 and f64 to sample_split.
+  const gen::KernelSpec bf16 =
+      gen::choose_sample_spec(4096, gen::ElementType::bf16, {}, 131072, gen::DeviceBalance{18.4});
+  ASSERT_EQ(bf16.operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(rows_past_last_wave(bf16, 660 * rows + 200, 5, 132), 200);
+  EXPECT_EQ(gen::tail_split_spec(bf16).operation, gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::tail_split_spec(f32).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::tail_split_spec(f64).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::tail_split_spec(f64).K, 3925);
+}
+
 TEST(Sampler, EverySamplingOperationCanBeForced) {
   for (gen::Operation operation :
        {gen::Operation::sample, gen::Operation::sample_small, gen::Operation::sample_split}) {

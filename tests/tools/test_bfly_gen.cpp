@@ -443,8 +443,8 @@ TEST_F(BflyGen, SplitLogitsHeaderCompilesWithNvcc) {
              "#include \"split.cuh\"\n"
              "cudaError_t draw(const bfly::bf16_bits* logits, long long M, int* out, float* parts,\n"
              "                 unsigned long long* arrivals) {\n"
-             "  return bfly_sample_split_logits_bf16_w32_k128256_r0_addsub_launch(logits, M, 128256, 0.7, 4, out,\n"
-             "                                                                   nullptr, parts, arrivals, 1, 0);\n"
+             "  return bfly_sample_split_logits_bf16_w32_k128256_r0_addsub_launch(logits, M, 0, 128256, 0.7, 4,\n"
+             "                                                                   out, nullptr, parts, arrivals, 1, 0);\n"
              "}\n");
   const Result compile = run_shell("cd " + quote(scratch_.string()) + " && " + quote(nvcc) +
                                        " -arch=sm_90 -c split.cu -o split.o 2>&1",

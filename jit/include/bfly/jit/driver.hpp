@@ -27,6 +27,7 @@ struct Driver {
   decltype(&::cuModuleUnload) ModuleUnload;
   decltype(&::cuModuleGetFunction) ModuleGetFunction;
   decltype(&::cuFuncGetAttribute) FuncGetAttribute;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) OccupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuLaunchKernel) LaunchKernel;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;

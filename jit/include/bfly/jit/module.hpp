@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,10 @@ struct Kernel {
   std::string family;  // the compiled kernel's (empty for kernels that are not generated ones)
   gen::LaunchGeometry geometry;
   ResourceUsage resources;  // from ptxas for a cubin; from the driver's function attributes for PTX
+  // CTAs of the kernel one SM of the context's device holds at once (the driver's occupancy at the geometry's block
+  // size), and the device's SMs: a wave of the grid is their product. 0 for a kernel without a launch geometry.
+  int ctas_per_sm = 0;
+  int sms = 0;
 };
 
 // Loads `compiled` and looks up its entry point, launched with the geometry it was compiled with
@@ -62,6 +67,12 @@ class LoadedKernels {
   // {invalid items, first invalid item or -1}; without, it only enqueues the launch and returns {0, -1}.
   std::pair<long long, long long> launch(const gen::KernelSpec& spec, gen::PackedArgs& args, bool count_invalid,
                                          CUstream stream);
+  // The same for several launches in turn on `stream` (each spec with its args), one set of counters for them all.
+  struct Launch {
+    const gen::KernelSpec* spec;
+    gen::PackedArgs* args;
+  };
+  std::pair<long long, long long> launch(std::initializer_list<Launch> launches, bool count_invalid, CUstream stream);
 
  private:
   std::map<std::pair<CUcontext, std::string>, Kernel> kernels_;

@@ -22,9 +22,13 @@ struct SamplerOptions : gen::SampleChoice {
 };
 
 struct SampleReport {
-  gen::KernelSpec spec;                    // the kernel that ran
+  gen::KernelSpec spec;                    // the kernel that ran (with tail_rows, over rows 0 .. M - tail_rows - 1)
   long long invalid_rows = 0;              // rows written as -1 (0 when not reported)
   long long first_invalid_row = -1;        // -1 when none (or not reported)
+  // Rows past the row kernel's last whole wave (gen::rows_past_last_wave), drawn by tail_spec (sample_split) in a
+  // second launch: rows M - tail_rows .. M - 1. 0 when `spec` drew every row.
+  long long tail_rows = 0;
+  gen::KernelSpec tail_spec;
 };
 
 // Kernels are generated, compiled (through default_cache()) and loaded on first use of each spec, then kept by
@@ -35,10 +39,12 @@ struct SampleReport {
 // invalid-row counters are left null, the Sampler sets them once it has a context). Throws bfly::Error as sample()
 // does for a bad ld, M or null array.
 // A sample_split spec also takes its scratch (part_totals: M * gen::part_totals_per_row(spec) accumulators;
-// arrivals: M counters, zero before the first launch); the Sampler keeps both per context.
+// arrivals: M counters, zero before the first launch; the Sampler keeps both per context) and first_row: the number
+// in a larger batch of the launch's row 0, whose uniforms and invalid-row numbers its rows take (weights and out
+// then point at that row; 0 for a launch that is the whole batch).
 gen::PackedArgs sample_arguments(const gen::KernelSpec& spec, const void* weights, long long M, long long ld,
                                  int* out, std::uint64_t seed, std::uint32_t iteration, void* part_totals = nullptr,
-                                 unsigned long long* arrivals = nullptr);
+                                 unsigned long long* arrivals = nullptr, long long first_row = 0);
 
 // Several draws per row, from weights or from logits (Sampler::sample_draws, sample_logits).
 struct DrawRequest {
@@ -67,6 +73,12 @@ gen::PackedArgs draws_arguments(const gen::KernelSpec& spec, const void* input, 
 // current_memory_bytes_per_sm_cycle() (bfly/jit/driver.hpp). Needs a GPU.
 gen::DeviceBalance current_device_balance();
 
+// The kernel Sampler::sample launches first for M rows at `weights`, `ld` elements apart, with `forced` (the
+// Sampler's options): gen::choose_sample_spec with current_device_balance(), then gen::fit_to_rows. M = 0 launches
+// nothing, needs no GPU and gives the spec of a device unknown.
+gen::KernelSpec sample_spec_on_device(int K, gen::ElementType type, const gen::SampleChoice& forced, long long M,
+                                      const void* weights, long long ld);
+
 class Sampler {
  public:
   explicit Sampler(SamplerOptions options = {});
@@ -80,11 +92,12 @@ class Sampler {
   // With report_invalid_rows the call waits for the stream to read the counters back; without, it only
   // enqueues the launch. The draw for row r
   // depends only on (seed, iteration, r, the weights of row r) and the kernel spec: not on the stream or the launch
-  // configuration. The spec is chosen from K, the type, M and the device's balance (gen::choose_sample_spec with
-  // current_device_balance()): for 3000 <= K < 16384 the row count and the device decide between the row kernel and
-  // sample_split, whose draws differ only for rows whose u' lies within rounding distance of a boundary; force
-  // `operation` for draws that depend on neither M nor the device. Calls that use
-  // sample_split share the Sampler's scratch, so they must not run on two streams at once.
+  // configuration. The spec is chosen from K, the type, M and the device's balance (sample_spec_on_device): for
+  // 3000 <= K < 16384 the row count and the device decide between the row kernel and sample_split, and where the row
+  // kernel's grid ends in a small last wave, sample_split draws the rows of that wave (gen::rows_past_last_wave;
+  // SampleReport::tail_rows). The two kernels' draws differ only for rows whose u' lies within rounding distance of
+  // a boundary; force `operation` for draws that depend on neither M nor the device (one kernel for every row).
+  // Calls that use sample_split share the Sampler's scratch, so they must not run on two streams at once.
   // `iteration` is the kernel's `iteration` argument, the last word of the Philox counter: calls with the same
   // seed and weights and different iterations draw with fresh, independent uniforms (draw again from the same
   // weights: iteration 0, 1, 2, ...); the same (seed, iteration) repeats the draws exactly.

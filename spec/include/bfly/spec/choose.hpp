@@ -68,6 +68,19 @@ bool rows_split_by_shape(int K, ElementType type, long long M, DeviceBalance dev
 // address at or before its start and take any rows.)
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 
+// The rows at the end of a one-draw launch of the row kernel `spec` (sample or sample_pairs) over M rows that
+// sample_split should draw instead, in a second launch from row M - rows on; 0: none. The device holds `ctas_per_sm`
+// CTAs of `spec` on each of its `sms` SMs at once (0: unknown, then none). A CTA of a row kernel draws its rows on
+// one warp, at a pace its own loads and instructions set, so a last wave of a few CTAs takes as long as a CTA alone
+// where the waves before it end together (docs/DESIGN.md section 15): those rows go to sample_split, which spreads
+// each over a CTA of several warps. The rule: at least one whole wave, a last wave of at most a quarter of one, CTAs
+// of at least kTailMinCtaBytes, and one whole wave before it, or up to three where every warp has an SM's scheduler
+// to itself (at most 4 warps an SM: every CTA keeps the same pace, so the waves stay together).
+long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms);
+// The kernel that draws them: sample_split for K and the row kernel's type (over pairs for 16-bit weights), the
+// chooser's own W and variant; fit_to_rows applies as to any spec.
+KernelSpec tail_split_spec(const KernelSpec& row);
+
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
 // 1024), so from K = 4096 (K = 8192 in f64) the chooser splits rows instead.
 inline constexpr long long kSplitBelowRows = 131072;

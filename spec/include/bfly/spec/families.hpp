@@ -74,6 +74,10 @@ inline constexpr KernelArg kSampleSplitArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"first_row", ArgType::i32, ArgRole::value,
+     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
+     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
+     "the launch's M rows"},
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     {"out", ArgType::i32s, ArgRole::output,
      "device array of M ints: the category drawn for each row, or -1 for an invalid row (a negative, NaN or "
@@ -105,6 +109,10 @@ inline constexpr KernelArg kSampleSplitDrawsArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"first_row", ArgType::i32, ArgRole::value,
+     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
+     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
+     "the launch's M rows"},
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     BFLY_SPLIT_DRAWS_TRAILING_ARGS(BFLY_SPLIT_PART_TOTALS_DOC)};
 inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
@@ -112,6 +120,10 @@ inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
      "device array, M rows of K logits, row r at logits + r * ld; -inf is never drawn; a row of all -inf or with "
      "a NaN or +inf is invalid"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
+    {"first_row", ArgType::i32, ArgRole::value,
+     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
+     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
+     "the launch's M rows"},
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     {"temperature", ArgType::f64, ArgRole::value, "T > 0 and finite: the draws follow softmax(logits / T)"},
     BFLY_SPLIT_DRAWS_TRAILING_ARGS(
