@@ -39,8 +39,8 @@ std::vector<int> cpu_draws(const CpuKernel& kernel, const std::vector<T>& w, lon
   if (gen::splits_rows(kernel.spec.operation)) {
     std::vector<double> parts(static_cast<std::size_t>(M * kernel.cpu.geometry.parts_per_row));
     std::vector<unsigned long long> arrivals(static_cast<std::size_t>(M), 0);
-    run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(), seed,
-                        iteration});
+    run_on_cpu(kernel, {w.data(), M, 0, ld, out.data(), invalid, static_cast<void*>(parts.data()), arrivals.data(),
+                        seed, iteration});
   } else {
     run_on_cpu(kernel, {w.data(), M, ld, out.data(), invalid, seed, iteration});
   }

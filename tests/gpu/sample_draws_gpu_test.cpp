@@ -76,13 +76,13 @@ TEST(GpuSampleDraws, EqualToCpuExecutionOfTheSameSource) {
       report = sampler.sample_draws_host(input, M, spec.K, ld, request, gpu, seed, 3);
       const bool split = gen::splits_rows(spec.operation);
       if (request.input == InputKind::logits && split)
-        run_on_cpu(kernel, {input.data(), M, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
+        run_on_cpu(kernel, {input.data(), M, 0, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
                             part_totals.data(), arrivals.data(), seed, 3u});
       else if (request.input == InputKind::logits)
         run_on_cpu(kernel, {input.data(), M, ld, request.temperature, request.num_samples, cpu.data(), cpu_invalid,
                             seed, 3u});
       else if (split)
-        run_on_cpu(kernel, {input.data(), M, ld, request.num_samples, cpu.data(), cpu_invalid, part_totals.data(),
+        run_on_cpu(kernel, {input.data(), M, 0, ld, request.num_samples, cpu.data(), cpu_invalid, part_totals.data(),
                             arrivals.data(), seed, 3u});
       else
         run_on_cpu(kernel, {input.data(), M, ld, request.num_samples, cpu.data(), cpu_invalid, seed, 3u});
