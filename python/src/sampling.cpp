@@ -220,13 +220,14 @@ class GpuLaunches {
 
   bfly::rt::Sampler& sampler() { return sampler_; }
 
+ private:
+  // Whether Sampler::sample would give the rows of the row kernel's last wave to sample_split on this device.
   bool past_last_wave(const SampleCall& call) {
     if (call.spec.draws != Draws::one) return false;
     const bfly::rt::Kernel& k = kernel(call.spec);
     return bfly::gen::rows_past_last_wave(call.spec, call.M, k.ctas_per_sm, k.sms) > 0;
   }
 
- private:
   struct Key {
     CUcontext context;
     std::uint64_t form;  // element type, K, input, draws and operation, packed
