@@ -62,6 +62,11 @@ inline constexpr KernelArg kSampleLogitsArgs[] = {
 // The sampling kernels for long rows and few of them: one row split over the lanes of several CTAs, with a
 // two-level table (docs/DESIGN.md section 12), for one draw per row of weights, several draws with replacement, and
 // draws from softmax(logits / T). The draws of row r depend on (seed, r, iteration) and the spec only.
+#define BFLY_SPLIT_FIRST_ROW_ARG                                                                                    \
+  {"first_row", ArgType::i32, ArgRole::value,                                                                      \
+   "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "     \
+   "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "  \
+   "the launch's M rows"}
 #define BFLY_SPLIT_SCRATCH_ARGS(part_totals_doc)                                                                   \
   {"part_totals", ArgType::sums, ArgRole::scratch, part_totals_doc},                                               \
       {"arrivals", ArgType::u64s, ArgRole::scratch,                                                                \
@@ -74,10 +79,7 @@ inline constexpr KernelArg kSampleSplitArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
-    {"first_row", ArgType::i32, ArgRole::value,
-     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
-     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
-     "the launch's M rows"},
+    BFLY_SPLIT_FIRST_ROW_ARG,
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     {"out", ArgType::i32s, ArgRole::output,
      "device array of M ints: the category drawn for each row, or -1 for an invalid row (a negative, NaN or "
@@ -109,10 +111,7 @@ inline constexpr KernelArg kSampleSplitDrawsArgs[] = {
     {"weights", ArgType::const_elements, ArgRole::input,
      "device array, M rows of K weights, row r at weights + r * ld"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
-    {"first_row", ArgType::i32, ArgRole::value,
-     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
-     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
-     "the launch's M rows"},
+    BFLY_SPLIT_FIRST_ROW_ARG,
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     BFLY_SPLIT_DRAWS_TRAILING_ARGS(BFLY_SPLIT_PART_TOTALS_DOC)};
 inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
@@ -120,10 +119,7 @@ inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
      "device array, M rows of K logits, row r at logits + r * ld; -inf is never drawn; a row of all -inf or with "
      "a NaN or +inf is invalid"},
     {"M", ArgType::i64, ArgRole::items, "rows"},
-    {"first_row", ArgType::i32, ArgRole::value,
-     "the number in the whole batch of the launch's row 0, 0 .. 2^31 - 1 (0: the launch is the batch): row r's "
-     "uniforms are those of row first_row + r, and an invalid row r is reported as first_row + r; the arrays hold "
-     "the launch's M rows"},
+    BFLY_SPLIT_FIRST_ROW_ARG,
     {"ld", ArgType::i64, ArgRole::row_stride, "elements from one row to the next (ld >= K)"},
     {"temperature", ArgType::f64, ArgRole::value, "T > 0 and finite: the draws follow softmax(logits / T)"},
     BFLY_SPLIT_DRAWS_TRAILING_ARGS(
@@ -133,6 +129,7 @@ inline constexpr KernelArg kSampleSplitLogitsArgs[] = {
 #undef BFLY_SPLIT_DRAWS_TRAILING_ARGS
 #undef BFLY_SPLIT_PART_TOTALS_DOC
 #undef BFLY_SPLIT_SCRATCH_ARGS
+#undef BFLY_SPLIT_FIRST_ROW_ARG
 
 // The LDA z-step arguments before and after what a baseline adds (its table of partial sums p).
 #define BFLY_LDA_Z_LEADING_ARGS                                                                                    \
