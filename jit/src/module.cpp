@@ -108,8 +108,10 @@ std::pair<long long, long long> LoadedKernels::launch(std::initializer_list<Laun
   if (!count_invalid) return {0, -1};
   std::string names;  // what the wait names if it fails
   i = 0;
-  for (const Launch& l : launches)
-    names += fmt::format("{}the {} kernel {}", i == 0 ? "" : " and ", l.args->family().name, kernels[i++]->name);
+  for (const Launch& l : launches) {
+    names += fmt::format("{}the {} kernel {}", i == 0 ? "" : " and ", l.args->family().name, kernels[i]->name);
+    ++i;
+  }
   return read_counters(invalid, stream, names);
 }
 
