@@ -505,7 +505,7 @@ void distinct_values(const KernelSpec& spec, std::map<std::string, std::string>&
       "// The row's draws; a row left without positive weights draws -1 for the rest and is counted as invalid.\n"
       "if (valid) {\n"
       "  for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = drawn[d];\n"
-      "  if (threadIdx.x == 0 && drawn[num_samples - 1] < 0) bfly::report_invalid_row(invalid_rows, first_row + m);\n"
+      "  if (threadIdx.x == 0 && drawn[num_samples - 1] < 0) bfly::report_invalid_row(invalid_rows, static_cast<long long>(bfly::batch_row(first_row, m)));\n"
       "}";
 }
 

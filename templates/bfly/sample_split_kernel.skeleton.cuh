@@ -150,6 +150,6 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
   {{write_draws}}
   if (!valid) {
     for (int d = static_cast<int>(threadIdx.x); d < num_samples; d += THREADS) out[m * num_samples + d] = -1;
-    if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, first_row + m);
+    if (threadIdx.x == 0) bfly::report_invalid_row(invalid_rows, static_cast<long long>(bfly::batch_row(first_row, m)));
   }
 }
