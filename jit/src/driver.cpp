@@ -46,6 +46,7 @@ Driver load_driver() {
   resolve(d.FuncGetAttribute, "cuFuncGetAttribute");
   resolve(d.OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   resolve(d.LaunchKernel, "cuLaunchKernel");
+  d.LaunchKernelEx = reinterpret_cast<decltype(d.LaunchKernelEx)>(dlsym(library, "cuLaunchKernelEx"));
   // The _v2 entry points take 64-bit sizes and pointers; <cuda.h> maps the plain names to them.
   resolve(d.MemAlloc, "cuMemAlloc_v2");
   resolve(d.MemFree, "cuMemFree_v2");

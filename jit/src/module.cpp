@@ -48,6 +48,7 @@ Kernel load(const CompiledKernel& compiled) {
     check(d.DeviceGetAttribute(&kernel.sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
   }
+  kernel.can_overlap = d.LaunchKernelEx != nullptr && current_compute_capability() >= 90;
   return kernel;
 }
 
@@ -104,7 +105,10 @@ std::pair<long long, long long> LoadedKernels::launch(std::initializer_list<Laun
       l.args->set(l.args->family().arg(gen::ArgRole::counters).name, reinterpret_cast<void*>(invalid));
   }
   std::size_t i = 0;
-  for (const Launch& l : launches) rt::launch(*kernels[i++], *l.args, stream);
+  for (const Launch& l : launches) {
+    rt::launch(*kernels[i], *l.args, stream, i > 0 && l.overlaps_previous);
+    ++i;
+  }
   if (!count_invalid) return {0, -1};
   std::string names;  // what the wait names if it fails
   i = 0;
@@ -133,13 +137,33 @@ void launch(CUfunction function, std::string_view name, const LaunchShape& shape
     throw Error(fmt::format("{}: a grid of {} CTAs of {} threads is not launchable (1 .. {}); split the work", name,
                             shape.grid_x, shape.block_x * shape.block_y, INT_MAX));
   }
+  if (shape.overlap_previous) {
+    CUlaunchAttribute overlap{};
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(shape.grid_x);
+    config.gridDimY = shape.grid_y;
+    config.gridDimZ = 1;
+    config.blockDimX = shape.block_x;
+    config.blockDimY = shape.block_y;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = shape.shared_bytes;
+    config.hStream = stream;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    check(driver().LaunchKernelEx(&config, function, args.data(), nullptr),
+          fmt::format("cuLaunchKernelEx({}, {} x {} CTAs of {} x {} threads, overlapping the previous launch)", name,
+                      shape.grid_x, shape.grid_y, shape.block_x, shape.block_y));
+    return;
+  }
   check(driver().LaunchKernel(function, static_cast<unsigned>(shape.grid_x), shape.grid_y, 1, shape.block_x,
                               shape.block_y, 1, shape.shared_bytes, stream, args.data(), nullptr),
         fmt::format("cuLaunchKernel({}, {} x {} CTAs of {} x {} threads)", name, shape.grid_x, shape.grid_y,
                     shape.block_x, shape.block_y));
 }
 
-void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream) {
+void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream, bool overlap_previous) {
   const gen::LaunchGeometry& g = kernel.geometry;
   if (kernel.family.empty() || g.threads_per_cta <= 0 || g.rows_per_cta <= 0)
     throw Error(fmt::format("{} is not a kernel of a family (no launch geometry); launch it with an explicit shape",
@@ -152,6 +176,7 @@ void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream) {
   LaunchShape shape;
   shape.grid_x = g.grid_for_rows(items);
   shape.block_x = static_cast<unsigned>(g.threads_per_cta);
+  shape.overlap_previous = overlap_previous && kernel.can_overlap;
   if (shape.grid_x > INT_MAX) {
     throw Error(fmt::format("{} = {} {}s need {} CTAs of {} threads, more than a grid holds ({}); split the batch",
                             args.family().arg(gen::ArgRole::items).name, items, args.family().item, shape.grid_x,

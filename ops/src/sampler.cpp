@@ -87,8 +87,9 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
 
   // The rows of a small last wave go to sample_split (gen::rows_past_last_wave), unless the caller forced the kernel.
   const Kernel& row_kernel = state_->kernels.get(report.spec);
-  const long long tail =
-      options_.operation ? 0 : gen::rows_past_last_wave(report.spec, M, row_kernel.ctas_per_sm, row_kernel.sms);
+  const long long tail = options_.operation ? 0
+                                            : gen::rows_past_last_wave(report.spec, M, row_kernel.ctas_per_sm,
+                                                                       row_kernel.sms, row_kernel.can_overlap);
   if (tail == 0) {
     std::tie(report.invalid_rows, report.first_invalid_row) =
         state_->kernels.launch(report.spec, args, options_.report_invalid_rows, stream);
@@ -96,6 +97,7 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
   }
   report.tail_rows = tail;
   report.tail_spec = gen::fit_to_rows(gen::tail_split_spec(report.spec), weights, ld);
+  report.tail_overlapped = row_kernel.can_overlap && state_->kernels.get(report.tail_spec).can_overlap;
   gen::PackedArgs rows_args = sample_arguments(report.spec, weights, M - tail, ld, out, seed, iteration);
   SplitScratch& scratch = state_->split_scratch[current_context()];
   scratch.reserve_rows(report.tail_spec, tail);
@@ -106,7 +108,8 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
                                                reinterpret_cast<unsigned long long*>(scratch.arrivals.get()),
                                                first_row);
   std::tie(report.invalid_rows, report.first_invalid_row) = state_->kernels.launch(
-      {{&report.spec, &rows_args}, {&report.tail_spec, &tail_args}}, options_.report_invalid_rows, stream);
+      {{&report.spec, &rows_args}, {&report.tail_spec, &tail_args, /*overlaps_previous=*/true}},
+      options_.report_invalid_rows, stream);
   return report;
 }
 

@@ -225,7 +225,7 @@ class GpuLaunches {
   bool past_last_wave(const SampleCall& call) {
     if (call.spec.draws != Draws::one) return false;
     const bfly::rt::Kernel& k = kernel(call.spec);
-    return bfly::gen::rows_past_last_wave(call.spec, call.M, k.ctas_per_sm, k.sms) > 0;
+    return bfly::gen::rows_past_last_wave(call.spec, call.M, k.ctas_per_sm, k.sms, k.can_overlap) > 0;
   }
 
   struct Key {

@@ -223,12 +223,21 @@ KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {
 // the first. The same held across f64 K = 2600-4096 at 1 GiB (-s9c3-ab-table.txt, the rule then by type: up to 3
 // waves for 8-byte rows): K = 3545-3950 (4 CTAs an SM, 2.01-2.24 waves) gained 0.03-0.14 and K = 2627 (3.03 waves)
 // 0.05, while K = 3086-3167 (5 CTAs an SM, 2.01-2.06 waves) lost 0.02-0.04.
+// Overlapped (docs/DESIGN.md section 16; -s10c2-ab-table.txt, f64 K = 2400-4074 at 1 GiB against the rule above,
+// sample_split given the last wave's CTAs and 0, 1/8 or 1/4 of a wave more): where the waves stay together, a last
+// wave of 0.27-0.48 of one gained 0.02-0.10 given to sample_split as it is (K = 3453, 2.30 waves: 0.765 -> 0.865), one
+// of at most a quarter 0.01-0.06 with an eighth of a wave more (K = 3588: 0.792 -> 0.842), and one of 0.59 or more
+// lost 0.02-0.10 (sample_split reads a whole wave's rows more slowly than the row kernel). Where the waves spread out
+// (5 warps an SM: f32 K = 2048-4096, f64 K = 3102-3183) the overlap gained at most 0.01 (-s10c1-ab-table.txt): the
+// row kernel's last CTA still lives its whole time at its own pace, so those keep the rule above.
 constexpr long long kTailMinCtaBytes = 256 * 1024;
 constexpr int kTailWaveFraction = 4;         // the last wave holds at most 1 / kTailWaveFraction of a wave's CTAs
+constexpr int kTailOverlappedWaveFraction = 2;  // ... 1 / 2 of one where the launches overlap and the waves stay together
+constexpr int kTailOverlappedExtra = 8;      // and 1 / 8 of a wave more where the last wave is at most a quarter
 constexpr int kTailMaxWavesTogether = 3;     // whole waves before it where every warp has a scheduler to itself
 constexpr int kSchedulersPerSm = 4;          // warp schedulers of an SM (sm_70 to sm_90)
 
-long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms) {
+long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms, bool overlapped) {
   if (spec.operation != Operation::sample && spec.operation != Operation::sample_pairs) return 0;
   if (spec.input != InputKind::weights || spec.draws != Draws::one || ctas_per_sm <= 0 || sms <= 0 || M <= 0) return 0;
   const LaunchGeometry g = launch_geometry(spec);
@@ -237,9 +246,17 @@ long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_
   const long long wave = static_cast<long long>(ctas_per_sm) * sms, ctas = g.grid_for_rows(M);
   const long long whole_waves = ctas / wave, last_wave = ctas % wave;
   const int warps_per_sm = ctas_per_sm * ((g.threads_per_cta + 31) / 32);
-  const int max_waves = warps_per_sm <= kSchedulersPerSm ? kTailMaxWavesTogether : 1;
-  if (whole_waves < 1 || whole_waves > max_waves || last_wave == 0 || last_wave * kTailWaveFraction > wave) return 0;
-  const long long first_row = whole_waves * wave * g.rows_per_cta;
+  const bool together = warps_per_sm <= kSchedulersPerSm;
+  const int max_waves = together ? kTailMaxWavesTogether : 1;
+  if (whole_waves < 1 || whole_waves > max_waves || last_wave == 0) return 0;
+  long long tail_ctas = last_wave;
+  if (overlapped && together) {
+    if (last_wave * kTailOverlappedWaveFraction > wave) return 0;
+    if (last_wave * kTailWaveFraction <= wave) tail_ctas += wave / kTailOverlappedExtra;
+  } else if (last_wave * kTailWaveFraction > wave) {
+    return 0;
+  }
+  const long long first_row = (ctas - tail_ctas) * g.rows_per_cta;
   if (first_row > std::numeric_limits<int>::max()) return 0;  // sample_split numbers its rows from an int first_row
   return M - first_row;
 }

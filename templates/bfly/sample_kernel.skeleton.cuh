@@ -17,6 +17,7 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}
+  bfly::let_next_launch_start();  // sample_split over the batch's last rows may overlap this launch's end
   // Algorithm 7 lines 3-5: group q of W lanes, lane r, row m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;

@@ -24,6 +24,8 @@ extern "C" __global__ void __launch_bounds__({{threads_per_cta}}{{min_ctas_per_s
 {{kernel_signature}}
   using namespace {{detail_namespace}};
   {{launch_check}}
+  // Launched to overlap the row kernel's end, this grid ends after it: its last CTA waits for it before it draws.
+  if (blockIdx.x == gridDim.x - 1) bfly::wait_for_previous_launch();
   const long long m = static_cast<long long>(blockIdx.x) / CTAS_PER_ROW;  // this CTA's row: first_row + m of the batch
   if (m >= M) return;  // a grid larger than the contract's: the extra CTAs write nothing
   const int slice = static_cast<int>(blockIdx.x % CTAS_PER_ROW);  // which TILES_PER_CTA tiles of the row

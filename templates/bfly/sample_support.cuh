@@ -257,6 +257,23 @@ __device__ __forceinline__ void report_invalid_row(unsigned long long* invalid_r
   }
 }
 
+// Two launches that overlap (docs/DESIGN.md section 16): the row kernel over a batch's first rows, and sample_split
+// over its last rows launched to overlap it (programmatic dependent launch, sm_90 on). The row kernel's CTAs let the
+// next launch start as soon as they have all started, so that sample_split's short CTAs take the SMs that the row
+// kernel's last CTAs leave one by one; one CTA of sample_split waits for the whole row kernel, so that it ends after
+// the row kernel and what follows on the stream finds both done. Both are no-ops before sm_90, on the CPU, and where
+// no launch overlaps.
+__device__ __forceinline__ void let_next_launch_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Pass 1's staged loads (docs/DESIGN.md section 14). They run only on rows that start on 16 bytes:
 template <typename T>
 __device__ __forceinline__ bool rows_on_16_bytes(const T* weights, long long ld) {

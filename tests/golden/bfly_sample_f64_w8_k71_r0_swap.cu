@@ -254,6 +254,7 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
     unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
   using namespace bfly_sample_f64_w8_k71_r0_swap_detail;
   bfly::require_launch(THREADS, THREADS, M);  // the launch contract above
+  bfly::let_next_launch_start();  // sample_split over the batch's last rows may overlap this launch's end
   // Algorithm 7 lines 3-5: group q of W lanes, lane r, row m = q * W + r.
   const int r = static_cast<int>(threadIdx.x) & (W - 1);
   const long long m = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;

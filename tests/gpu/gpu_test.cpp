@@ -404,7 +404,9 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
 // Where the row kernel's grid ends in a small last wave, the rows of that wave go to sample_split in a second
 // launch (gen::rows_past_last_wave, docs/DESIGN.md section 15): the report names both kernels, the rows before the
 // last wave draw what the row kernel forced draws over the whole batch, the rest what sample_split forced draws over
-// it (first_row narrows its grid, not its draws), and the invalid rows of both launches are counted together.
+// it (first_row narrows its grid, not its draws), and the invalid rows of both launches are counted together. Where
+// the second launch overlaps the first (sm_90 on, docs/DESIGN.md section 16), the copy that follows on the stream
+// must find both done: sample_split's short CTAs end long before the row kernel's wave, and its last CTA waits.
 TEST(GpuSampler, RowsPastTheLastWaveDrawAsSampleSplit) {
   BFLY_REQUIRE_GPU();
   const int K = 2042;  // f64: 32 rows of 16 KB a CTA, 4-5 CTAs an SM
@@ -416,9 +418,12 @@ TEST(GpuSampler, RowsPastTheLastWaveDrawAsSampleSplit) {
   ASSERT_GT(wave, 0) << "the driver gives the kernel's occupancy";
   ASSERT_EQ(gen::rows_past_last_wave(row, wave * 32 + 100, loaded.ctas_per_sm, loaded.sms), 100)
       << "one whole wave and 4 CTAs: the rule takes them";
-  const long long tail = 100;
-  const long long M = wave * gen::launch_geometry(row).rows_per_cta + tail;
-  std::printf("a wave of %s: %lld CTAs; M = %lld rows\n", gen::kernel_name(row).c_str(), wave, M);
+  const long long M = wave * gen::launch_geometry(row).rows_per_cta + 100;
+  // Where the launches overlap (sm_90 on) and the waves stay together, sample_split also takes an eighth of a wave.
+  const long long tail = gen::rows_past_last_wave(row, M, loaded.ctas_per_sm, loaded.sms, loaded.can_overlap);
+  ASSERT_GE(tail, 100);
+  std::printf("a wave of %s: %lld CTAs; M = %lld rows, %lld of them drawn by sample_split%s\n",
+              gen::kernel_name(row).c_str(), wave, M, tail, loaded.can_overlap ? " (overlapping launches)" : "");
   std::vector<double> weights = random_weights<double>(M, K, K, 12);
   weights[static_cast<std::size_t>(5 * K + 17)] = -1.0;          // an invalid row before the last wave
   weights[static_cast<std::size_t>((M - 3) * K + 1000)] = -2.0;  // and one in it
@@ -427,6 +432,7 @@ TEST(GpuSampler, RowsPastTheLastWaveDrawAsSampleSplit) {
   const rt::SampleReport report = automatic.sample_host(std::span<const double>(weights), M, K, K, chosen, 21, 4);
   ASSERT_EQ(report.spec, row);
   ASSERT_EQ(report.tail_rows, tail);
+  EXPECT_EQ(report.tail_overlapped, loaded.can_overlap);
   EXPECT_EQ(report.tail_spec.operation, gen::Operation::sample_split);
   EXPECT_EQ(report.invalid_rows, 2);
   EXPECT_EQ(report.first_invalid_row, 5);

@@ -279,6 +279,21 @@ TEST(Sampler, RowsPastTheLastWaveRule) {
   EXPECT_EQ(rows_past_last_wave(f64, 4 * 528 * 32 + 1, 4, 132), 0) << "four whole waves";
   EXPECT_EQ(rows_past_last_wave(f64, 34196, 0, 132), 0) << "a device unknown";
   EXPECT_EQ(rows_past_last_wave(f64, 34196, 4, 0), 0) << "a device unknown";
+  // Where sample_split's launch overlaps the row kernel's end (sm_90 on) and the waves stay together: a last wave of
+  // up to half of one, and an eighth of a wave (66 CTAs) more where it is at most a quarter of one.
+  const long long two_waves = 2 * 528 * 32;
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 4, 132, true), 34196 - (2 * 528 - 66) * 32) << "13 CTAs and 66 more";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves + 132 * 32, 4, 132, true), (132 + 66) * 32) << "a quarter of a wave";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves + 133 * 32, 4, 132, true), 133 * 32) << "more than a quarter";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves + 133 * 32, 4, 132), 0) << "more than a quarter, not overlapped";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves + 264 * 32, 4, 132, true), 264 * 32) << "half a wave";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves + 264 * 32 + 1, 4, 132, true), 0) << "more than half";
+  EXPECT_EQ(rows_past_last_wave(f64, 528 * 32 + 1, 4, 132, true), 32 * 66 + 1) << "one wave: 7/8 of it stay";
+  EXPECT_EQ(rows_past_last_wave(f64, 4 * 528 * 32 + 1, 4, 132, true), 0) << "four whole waves";
+  EXPECT_EQ(rows_past_last_wave(f64, two_waves, 4, 132, true), 0) << "whole waves";
+  EXPECT_EQ(rows_past_last_wave(f64, 34196, 5, 132, true), 0) << "waves spread out: the rule without the overlap";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows + 200, 5, 132, true), 200) << "one wave and 7 CTAs, as before";
+  EXPECT_EQ(rows_past_last_wave(f32, 660 * rows + 166 * rows, 5, 132, true), 0) << "more than a quarter, spread";
   // Short rows (a CTA under 256 KB) and other kernels keep one launch.
   const gen::KernelSpec short_rows = gen::choose_sample_spec(1024, gen::ElementType::f32, {}, 0, {});
   EXPECT_EQ(rows_past_last_wave(short_rows, 660 * rows + 200, 5, 132), 0);

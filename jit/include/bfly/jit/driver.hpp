@@ -29,6 +29,8 @@ struct Driver {
   decltype(&::cuFuncGetAttribute) FuncGetAttribute;
   decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) OccupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuLaunchKernel) LaunchKernel;
+  // Null where the driver lacks it (before CUDA 12.0): launches that would overlap the previous one do not.
+  decltype(&::cuLaunchKernelEx) LaunchKernelEx;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;
   decltype(&::cuMemcpyHtoD) MemcpyHtoD;

@@ -44,6 +44,9 @@ struct Kernel {
   // size), and the device's SMs: a wave of the grid is their product. 0 for a kernel without a launch geometry.
   int ctas_per_sm = 0;
   int sms = 0;
+  // The device can start this kernel's CTAs while the previous launch on the stream still runs, when it is launched
+  // to overlap it (programmatic dependent launch: sm_90 on, and a driver with cuLaunchKernelEx).
+  bool can_overlap = false;
 };
 
 // Loads `compiled` and looks up its entry point, launched with the geometry it was compiled with
@@ -68,9 +71,13 @@ class LoadedKernels {
   std::pair<long long, long long> launch(const gen::KernelSpec& spec, gen::PackedArgs& args, bool count_invalid,
                                          CUstream stream);
   // The same for several launches in turn on `stream` (each spec with its args), one set of counters for them all.
+  // A launch with `overlaps_previous` may start while the one before it in the list ends, where the device can
+  // (Kernel::can_overlap): it must draw other rows than that one, and its kernel must end after it (sample_split's
+  // last CTA waits for the previous launch, docs/DESIGN.md section 16).
   struct Launch {
     const gen::KernelSpec* spec;
     gen::PackedArgs* args;
+    bool overlaps_previous = false;
   };
   std::pair<long long, long long> launch(std::initializer_list<Launch> launches, bool count_invalid, CUstream stream);
 
@@ -86,7 +93,9 @@ std::pair<long long, long long> read_counters(CUdeviceptr counters, CUstream str
 
 // The one launch path of the runtime. `args` were packed (and checked) for the kernel's family; the grid covers
 // args.items() with the kernel's geometry (no launch for 0 items), on `stream` (null: the legacy default stream).
-void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream);
+// With `overlap_previous` where the kernel can_overlap, the launch may start while the previous one on the stream
+// ends (programmatic stream serialization); elsewhere the flag changes nothing.
+void launch(const Kernel& kernel, gen::PackedArgs& args, CUstream stream, bool overlap_previous = false);
 
 // A grid and CTA shape, for kernels of hand-written modules (the LDA iteration's).
 struct LaunchShape {
@@ -95,6 +104,7 @@ struct LaunchShape {
   unsigned block_x = 1;
   unsigned block_y = 1;
   unsigned shared_bytes = 0;  // dynamic shared memory
+  bool overlap_previous = false;  // launched with programmatic stream serialization (the caller checked the device)
 };
 // Launches `function` (named `name` in messages) with `shape` and the packed arguments.
 void launch(CUfunction function, std::string_view name, const LaunchShape& shape, gen::PackedArgs& args,

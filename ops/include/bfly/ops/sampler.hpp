@@ -29,6 +29,9 @@ struct SampleReport {
   // second launch: rows M - tail_rows .. M - 1. 0 when `spec` drew every row.
   long long tail_rows = 0;
   gen::KernelSpec tail_spec;
+  // The second launch overlapped the first one's end (programmatic dependent launch, sm_90 on: docs/DESIGN.md
+  // section 16); the call still returns, and the stream still runs what follows, after both have ended.
+  bool tail_overlapped = false;
 };
 
 // Kernels are generated, compiled (through default_cache()) and loaded on first use of each spec, then kept by

@@ -76,7 +76,10 @@ KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld);
 // each over a CTA of several warps. The rule: at least one whole wave, a last wave of at most a quarter of one, CTAs
 // of at least kTailMinCtaBytes, and one whole wave before it, or up to three where every warp has an SM's scheduler
 // to itself (at most 4 warps an SM: every CTA keeps the same pace, so the waves stay together).
-long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms);
+// With `overlapped` (the device starts sample_split's CTAs while the row kernel's last wave runs: programmatic
+// dependent launch, docs/DESIGN.md section 16), grids whose waves stay together give sample_split a last wave of up to
+// half of one, and where it is at most a quarter, an eighth of a wave more from the row kernel's last whole wave.
+long long rows_past_last_wave(const KernelSpec& spec, long long M, int ctas_per_sm, int sms, bool overlapped = false);
 // The kernel that draws them: sample_split for K and the row kernel's type (over pairs for 16-bit weights), the
 // chooser's own W and variant; fit_to_rows applies as to any spec.
 KernelSpec tail_split_spec(const KernelSpec& row);
