@@ -98,6 +98,28 @@ TEST(Generate, LongRowsAreRedrawnByTheWarp) {
   }
 }
 
+// The two launches of a batch whose last rows sample_split draws may overlap (docs/DESIGN.md section 16): every row
+// kernel lets the next launch start at once, and every split kernel's last CTA waits for the previous launch before
+// it draws, so that the split launch ends after the row kernel. Without the wait, what follows on the stream could
+// read draws the row kernel has not written yet.
+TEST(Generate, SplitLaunchesEndAfterTheRowKernelTheyOverlap) {
+  const std::string wait = "  if (blockIdx.x == gridDim.x - 1) bfly::wait_for_previous_launch();\n";
+  const std::string let_start = "  bfly::let_next_launch_start();";
+  for (const ElementType type : {ElementType::f32, ElementType::f64, ElementType::bf16, ElementType::f16}) {
+    const KernelSpec row = bfly::gen::choose_sample_spec(4096, type, {}, 1 << 20);
+    ASSERT_FALSE(bfly::gen::splits_rows(row.operation)) << bfly::gen::kernel_name(row);
+    const std::string row_text = generate(row).text;
+    EXPECT_TRUE(contains(row_text, let_start)) << bfly::gen::kernel_name(row);
+    EXPECT_FALSE(contains(row_text, "wait_for_previous_launch();")) << bfly::gen::kernel_name(row);
+    const KernelSpec split = bfly::gen::tail_split_spec(row);
+    const std::string split_text = generate(split).text;
+    EXPECT_TRUE(contains(split_text, wait)) << bfly::gen::kernel_name(split);
+    // The wait comes before the CTA's first return: a CTA past the last row still waits.
+    EXPECT_LT(split_text.find(wait), split_text.find("if (m >= M) return;")) << bfly::gen::kernel_name(split);
+    EXPECT_FALSE(contains(split_text, let_start)) << bfly::gen::kernel_name(split);
+  }
+}
+
 TEST(Generate, LaunchGeometryBoundsSharedMemory) {
   int staged = 0;
   for (const KernelSpec& spec : draw_test_specs()) {
