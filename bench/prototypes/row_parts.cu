@@ -27,13 +27,14 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Itemplates -DGENERATED='"/tmp/k4096.cu"' \
 //     -DGEN_NS=bfly_sample_f32_w16_k4096_r8_addsub_detail -DGEN_KERNEL=bfly_sample_f32_w16_k4096_r8_addsub \
 //     bench/prototypes/row_parts.cu -o row_parts_k4096
-//   ./row_parts_k4096 [runs]
+//   ./row_parts_k4096 [runs]          (or [runs] tail: the generated kernel and row_parts<P> over the last rows)
 #include GENERATED
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(x)                                                                                  \
@@ -92,8 +93,14 @@ __device__ __forceinline__ unsigned int sm_id() {
 template <int P, int PS, Leave LEAVE = kAll, Pass2 PASS2 = kReload>
 __global__ void __launch_bounds__(32 * P, 5)
 row_parts(const T* __restrict__ weights, long long M, long long ld, int* __restrict__ out,
-          unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration) {
+          unsigned long long* __restrict__ invalid_rows, unsigned long long seed, unsigned int iteration,
+          int first_cta = 0) {
   const unsigned int start_time = cta_times != nullptr ? global_timer() : 0u;
+  // The last rows of a launch (main's "tail" mode): CTA b draws rows (first_cta + b) * 32 .. and, launched to overlap
+  // the generated kernel over the rows before, its last CTA waits for that launch, as sample_split's does.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (first_cta > 0 && blockIdx.x == gridDim.x - 1) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   constexpr int RC = PS * LINE_COLUMNS;
   constexpr int PART_BLOCKS = BLOCKS / P;
   constexpr int PART_STEPS = PART_BLOCKS / BLOCKS_IN_FLIGHT;
@@ -102,7 +109,7 @@ row_parts(const T* __restrict__ weights, long long M, long long ld, int* __restr
   static_assert(CHUNKS == BLOCKS / CHUNK_BLOCKS, "chunks of whole blocks");
   const int part = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int r = lane & (W - 1);
-  const long long m = static_cast<long long>(blockIdx.x) * 32 + lane;
+  const long long m = static_cast<long long>(blockIdx.x + first_cta) * 32 + lane;
   const long long group_first_row = m - r;
   const int rows_left = M - group_first_row < W ? static_cast<int>(M - group_first_row) : W;
   const T* const rows = weights + group_first_row * ld;
@@ -463,8 +470,98 @@ void timeline(const char* name, long long M, int threads, Kernel kernel, float* 
   std::printf("\n");
 }
 
+// main's "tail" mode (tenth session, not run yet): the generated kernel over the rows of all but the last T CTAs, and
+// row_parts<P> over those T CTAs' rows in a second launch, overlapping the first (programmatic dependent launch: the
+// generated kernel lets the next launch start as soon as its CTAs have all started) or after it. A launch whose CTAs
+// start at scattered times ends raggedly: its last CTAs run alone at one warp's pace (78 us at f32 K = 4096, 1 GiB),
+// and no second launch can end it sooner (bench/NOTES.md, tenth session). CTAs of P warps live about 1 / P as long
+// and take the slots the generated kernel's CTAs leave, so the ragged end should shrink to theirs. The draws of the
+// last rows differ from the generated kernel's where u' falls within rounding of a part's end: counted.
+template <int P>
+void run_tail(long long M, int wave, double ceiling_ms, int runs, float* w, int* out1, unsigned long long* invalid,
+              unsigned long long seed, const std::vector<int>& reference, bool overlap) {
+  const int grid = static_cast<int>((M + 31) / 32);
+  for (const double fraction : {0.125, 0.25, 0.5, 1.0}) {
+    const int tail_ctas = static_cast<int>(fraction * wave);
+    const int grid_a = grid - tail_ctas;
+    const long long M_a = 32LL * grid_a;
+    auto kernel_b = row_parts<P, 8 / P, kAll, kSpliced>;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(tail_ctas);
+    config.blockDim = dim3(32 * P);
+    config.attrs = &attribute;
+    config.numAttrs = overlap ? 1 : 0;
+    const unsigned long long s7 = seed ^ 7;
+    const auto launch = [&] {
+      GEN_KERNEL<<<grid_a, 32>>>(w, M_a, K, out1, invalid, s7, 3u);
+      CHECK(cudaLaunchKernelEx(&config, kernel_b, static_cast<const T*>(w), M, static_cast<long long>(K), out1,
+                               invalid, s7, 3u, grid_a));
+    };
+    CHECK(cudaMemset(out1, 0xff, M * 4));
+    const double ms = median_ms(launch, runs);
+    std::vector<int> drawn(M);
+    CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
+    long long mismatches = 0, unwritten = 0;
+    for (long long i = 0; i < M; ++i) {
+      mismatches += drawn[i] != reference[i];
+      unwritten += drawn[i] == -1 && reference[i] != -1;
+    }
+    std::printf("%-10lld P%d-tail%-5.3f%s %8lld %10.4f %9.3f %10lld (%lld rows by the parts, %lld unwritten)\n",
+                M * K * 4, P, fraction, overlap ? "-pdl" : "    ", M, ms, ceiling_ms / ms, mismatches,
+                M - M_a, unwritten);
+  }
+}
+
+int tail_mode(int runs) {
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  int ctas_per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, GEN_KERNEL, 32, 0));
+  const int wave = ctas_per_sm * prop.multiProcessorCount;
+  const long long max_bytes = 2LL << 30, max_rows = max_bytes / (K * 4);
+  float* w;
+  int *out0, *out1;
+  unsigned long long* invalid;
+  float* sink;
+  CHECK(cudaMalloc(&w, max_bytes));
+  CHECK(cudaMalloc(&out0, max_rows * 4));
+  CHECK(cudaMalloc(&out1, max_rows * 4));
+  CHECK(cudaMalloc(&invalid, 16));
+  CHECK(cudaMalloc(&sink, 4096));
+  const unsigned long long seed =
+      static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+  proto::fill<<<prop.multiProcessorCount * 16, 256>>>(w, max_bytes / 4, seed);
+  CHECK(cudaDeviceSynchronize());
+  std::printf("%s, %d SMs, %d CTAs of the generated kernel an SM (a wave of %d); K = %d, f32 rows on lines; tail "
+              "mode; median of %d launches after 3\n", prop.name, prop.multiProcessorCount, ctas_per_sm, wave, K,
+              runs);
+  std::printf("%-10s %-16s %8s %10s %9s %10s\n", "bytes", "kernel", "M", "ms", "fraction", "mismatches");
+  for (long long bytes : {512LL << 20, 1LL << 30, 2LL << 30}) {
+    const long long M = bytes / (K * 4);
+    const int grid = static_cast<int>((M + 31) / 32);
+    const double ceiling_ms = median_ms(
+        [&] { proto::read_ceiling<<<prop.multiProcessorCount * 8, 512>>>(reinterpret_cast<const float4*>(w), bytes / 16, sink); },
+        runs);
+    std::printf("%-10lld %-16s %8s %10.4f %9.3f\n", bytes, "ceiling", "", ceiling_ms, 1.0);
+    CHECK(cudaMemset(out0, 0xff, M * 4));
+    const double gen_ms = median_ms([&] { GEN_KERNEL<<<grid, 32>>>(w, M, K, out0, invalid, seed ^ 7, 3u); }, runs);
+    std::vector<int> reference(M);
+    CHECK(cudaMemcpy(reference.data(), out0, M * 4, cudaMemcpyDeviceToHost));
+    std::printf("%-10lld %-16s %8lld %10.4f %9.3f\n", bytes, "generated", M, gen_ms, ceiling_ms / gen_ms);
+    for (const bool overlap : {true, false}) {
+      run_tail<2>(M, wave, ceiling_ms, runs, w, out1, invalid, seed, reference, overlap);
+      run_tail<4>(M, wave, ceiling_ms, runs, w, out1, invalid, seed, reference, overlap);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 15;
+  if (argc > 2 && std::string(argv[2]) == "tail") return tail_mode(runs);
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const long long max_bytes = 4LL << 30;
@@ -495,7 +592,7 @@ int main(int argc, char** argv) {
     std::vector<int> reference(M), drawn(M);
     const auto run_variant = [&](const char* name, int threads, auto kernel) {
       CHECK(cudaMemset(out1, 0xff, M * 4));
-      const double ms = median_ms([&] { kernel<<<grid, threads>>>(w, M, K, out1, invalid, seed ^ 7, 3u); }, runs);
+      const double ms = median_ms([&] { kernel<<<grid, threads>>>(w, M, K, out1, invalid, seed ^ 7, 3u, 0); }, runs);
       CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
       long long mismatches = 0;
       for (long long i = 0; i < M; ++i) mismatches += drawn[i] != reference[i];
