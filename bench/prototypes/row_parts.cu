@@ -470,6 +470,28 @@ void timeline(const char* name, long long M, int threads, Kernel kernel, float* 
   std::printf("\n");
 }
 
+// What both modes allocate: `max_bytes` of random weights (filled from a seed of the clock), two outputs of one int a
+// row, the invalid-row counters and the read ceiling's sink. Never freed: the process ends after one mode.
+struct Arrays {
+  float* w;
+  int* out0;
+  int* out1;
+  unsigned long long* invalid;
+  float* sink;
+  unsigned long long seed;
+  Arrays(long long max_bytes, const cudaDeviceProp& prop) {
+    const long long max_rows = max_bytes / (K * 4);
+    CHECK(cudaMalloc(&w, max_bytes));
+    CHECK(cudaMalloc(&out0, max_rows * 4));
+    CHECK(cudaMalloc(&out1, max_rows * 4));
+    CHECK(cudaMalloc(&invalid, 16));
+    CHECK(cudaMalloc(&sink, 4096));
+    seed = static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+    proto::fill<<<prop.multiProcessorCount * 16, 256>>>(w, max_bytes / 4, seed);
+    CHECK(cudaDeviceSynchronize());
+  }
+};
+
 // main's "tail" mode (tenth session, not run yet): the generated kernel over the rows of all but the last T CTAs, and
 // row_parts<P> over those T CTAs' rows in a second launch, overlapping the first (programmatic dependent launch: the
 // generated kernel lets the next launch start as soon as its CTAs have all started) or after it. A launch whose CTAs
@@ -521,20 +543,12 @@ int tail_mode(int runs) {
   int ctas_per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, GEN_KERNEL, 32, 0));
   const int wave = ctas_per_sm * prop.multiProcessorCount;
-  const long long max_bytes = 2LL << 30, max_rows = max_bytes / (K * 4);
-  float* w;
-  int *out0, *out1;
-  unsigned long long* invalid;
-  float* sink;
-  CHECK(cudaMalloc(&w, max_bytes));
-  CHECK(cudaMalloc(&out0, max_rows * 4));
-  CHECK(cudaMalloc(&out1, max_rows * 4));
-  CHECK(cudaMalloc(&invalid, 16));
-  CHECK(cudaMalloc(&sink, 4096));
-  const unsigned long long seed =
-      static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-  proto::fill<<<prop.multiProcessorCount * 16, 256>>>(w, max_bytes / 4, seed);
-  CHECK(cudaDeviceSynchronize());
+  const Arrays a(2LL << 30, prop);
+  float* const w = a.w;
+  int *const out0 = a.out0, *const out1 = a.out1;
+  unsigned long long* const invalid = a.invalid;
+  float* const sink = a.sink;
+  const unsigned long long seed = a.seed;
   std::printf("%s, %d SMs, %d CTAs of the generated kernel an SM (a wave of %d); K = %d, f32 rows on lines; tail "
               "mode; median of %d launches after 3\n", prop.name, prop.multiProcessorCount, ctas_per_sm, wave, K,
               runs);
@@ -564,21 +578,12 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string(argv[2]) == "tail") return tail_mode(runs);
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  const long long max_bytes = 4LL << 30;
-  const long long max_rows = max_bytes / (K * 4);
-  float* w;
-  int *out0, *out1;
-  unsigned long long* invalid;
-  float* sink;
-  CHECK(cudaMalloc(&w, max_bytes));
-  CHECK(cudaMalloc(&out0, max_rows * 4));
-  CHECK(cudaMalloc(&out1, max_rows * 4));
-  CHECK(cudaMalloc(&invalid, 16));
-  CHECK(cudaMalloc(&sink, 4096));
-  const unsigned long long seed =
-      static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-  proto::fill<<<prop.multiProcessorCount * 16, 256>>>(w, max_bytes / 4, seed);
-  CHECK(cudaDeviceSynchronize());
+  const Arrays a(4LL << 30, prop);
+  float* const w = a.w;
+  int *const out0 = a.out0, *const out1 = a.out1;
+  unsigned long long* const invalid = a.invalid;
+  float* const sink = a.sink;
+  const unsigned long long seed = a.seed;
   std::printf("%s, %d SMs; K = %d, f32 rows on lines; median of %d launches after 3\n", prop.name,
               prop.multiProcessorCount, K, runs);
   std::printf("%-10s %-11s %8s %10s %9s %10s\n", "bytes", "kernel", "M", "ms", "fraction", "mismatches");
