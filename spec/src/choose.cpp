@@ -141,6 +141,53 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
   return pairs_when_faster(spec, forced.R.has_value());
 }
 
+// Short rows on a device with fast memory. The rules above came from the H100, where rows of up to 128 weights read
+// 0.90-0.95 of the read ceiling in f32 and f64; on the H200 (1.4 times the H100's bytes an SM cycle) the same kernels
+// read 0.73-0.89 at many K from 6 to 72 while another of bfly's kernels read 0.88-0.94 there. At 1 GiB on the H200,
+// every K from 2 to 64 and every fourth from 68 to 128, each candidate in one process (bench/results/
+// h200-2026-11-29-s11c7-sweep-{f32,f64}.log, -s11c8-sweep-{bf16,f16}.log; the fractions in their CSVs):
+// - f32: over pairs of weights at W = 16, K = 6-15 read 0.56-0.88 against sample_small's 0.46-0.65 (K = 12: 0.882
+//   against 0.600), K = 24-38 0.86-0.92 against W = 32's 0.77-0.90 (K = 24: 0.905 against 0.766); K = 23 reads 0.865
+//   at W = 16 against 0.748 at W = 32; over pairs at W = 32, K = 48-56 read 0.89-0.92 against 0.73-0.77 and the even K
+//   of 40-72 0.90-0.92 against 0.78-0.89 (K = 64: 0.923 against 0.805), while odd K of 41-47 and 57-63 keep W = 16
+//   (pairs 0.76-0.91 there against 0.82-0.92). From K = 76 the row kernel led (0.90-0.94).
+// - f64: K = 5 and 6 read 0.88 in the row kernel against sample_small's 0.78 and 0.81; sample_small read K = 16-24
+//   at 0.90-0.92 against the row kernel's 0.78-0.90; over pairs at W = 16, K = 25-34 and 40 read 0.89-0.93 against
+//   0.75-0.88; the row kernel at W = 32, K = 35-39 0.85-0.92 against 0.81-0.88; over pairs at W = 32, K = 48, 64 and
+//   80 0.90-0.95 against 0.86-0.88 (other even K there: +0.01 at most). Elsewhere within 0.02 of the best.
+// - bf16 and f16: over pairs at W = 16, K = 6-15 read 0.28-0.61 against sample_small's 0.23-0.32; over pairs at
+//   W = 32, K = 49-72 read 0.59-0.84 against W = 16's 0.49-0.74 (K = 64: 0.836 against 0.694); K = 16-48 and from 76
+//   kept their kernels (within 0.01, or ahead).
+// Forms, LDA and a caller's forced operation or W keep the rules above.
+struct ShortRowKernel {
+  Operation operation;
+  int W;
+};
+std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
+  const bool even = K % 2 == 0;
+  switch (type) {
+    case ElementType::f32:
+      if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K == 23) return ShortRowKernel{Operation::sample, 16};
+      if (K >= 24 && K <= 38) return ShortRowKernel{Operation::sample_pairs, 16};
+      if ((even && K >= 40 && K <= 72) || (K >= 48 && K <= 56)) return ShortRowKernel{Operation::sample_pairs, 32};
+      return std::nullopt;
+    case ElementType::f64:
+      if (K == 5 || K == 6) return ShortRowKernel{Operation::sample, 16};
+      if (K >= 16 && K <= 24) return ShortRowKernel{Operation::sample_small, 32};
+      if ((K >= 25 && K <= 34) || K == 40) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K >= 35 && K <= 39) return ShortRowKernel{Operation::sample, 32};
+      if (K == 48 || K == 64 || K == 80) return ShortRowKernel{Operation::sample_pairs, 32};
+      return std::nullopt;
+    case ElementType::bf16:
+    case ElementType::f16:
+      if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K >= 49 && K <= 72) return ShortRowKernel{Operation::sample_pairs, 32};
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
@@ -166,8 +213,16 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;
   }
-  const Operation by_shape =
+  Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
+  SampleChoice chosen = forced;  // the caller's choices, and W where the short rows' rule sets it
+  if (fast_memory && !forced.operation && !forced.W && !split_by_shape)
+    if (const std::optional<ShortRowKernel> kernel = fast_memory_short_rows(K, type)) {
+      by_shape = kernel->operation;
+      chosen.W = kernel->W;
+      // The rule's kernel as measured: its operation kept (row_kernel_spec leaves a forced operation as it is).
+      if (kernel->operation != Operation::sample_small) chosen.operation = kernel->operation;
+    }
   const Operation operation = forced.operation.value_or(by_shape);
   if (operation != Operation::sample && !splits_rows(operation) && operation != Operation::sample_small &&
       operation != Operation::sample_pairs)
@@ -202,7 +257,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  return row_kernel_spec(K, type, forced, operation);
+  return row_kernel_spec(K, type, chosen, operation);
 }
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {

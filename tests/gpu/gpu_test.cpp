@@ -401,6 +401,54 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
   report_draws(current_test_name(), 2 * M);
 }
 
+// Short rows take the kernel the device's rule names (gen::choose_sample_spec with its balance; on fast memory the
+// short rows' rule: f32 over pairs at W = 16 and 32, f64 sample_small, pairs and W = 32, bf16 over pairs at W = 32),
+// and draw what that kernel draws when forced: in range, never a zero weight (every seventh row holds one), -1 for a
+// row of zeros only (short rows hold one now and then), counted in the report.
+template <typename T>
+void short_rows_draw_as_chosen(int K, gen::DeviceBalance device) {
+  const long long M = 40000 + K;  // not a whole number of groups or warps
+  const std::vector<T> weights = random_weights<T>(M, K, K, 100 + K);
+  const ElementType type = gen::element_type_of<T>;
+  rt::Sampler automatic;
+  std::vector<int> chosen(M, -2), forced(M, -3);
+  const rt::SampleReport report = automatic.sample_host(std::span<const T>(weights), M, K, K, chosen, 5);
+  const std::string name = gen::kernel_name(report.spec);
+  EXPECT_EQ(report.spec, gen::choose_sample_spec(K, type, {}, M, device)) << K;
+  rt::Sampler same(forcing(report.spec));
+  EXPECT_EQ(same.sample_host(std::span<const T>(weights), M, K, K, forced, 5).spec, report.spec);
+  EXPECT_EQ(chosen, forced) << name << ": the chosen kernel draws what it draws when forced";
+  const auto weight = [&](long long r, int j) {
+    return static_cast<double>(bfly::test::widen_host(weights[r * K + j]));
+  };
+  long long bad = 0, invalid = 0;
+  for (long long r = 0; r < M; ++r) {
+    bool positive = false;
+    for (int j = 0; j < K; ++j) positive = positive || weight(r, j) > 0.0;
+    const int c = chosen[r];
+    invalid += !positive;
+    bad += positive ? c < 0 || c >= K || !(weight(r, c) > 0.0) : c != -1;
+  }
+  EXPECT_EQ(bad, 0) << name << ": draws out of range, of a zero weight, or of a row of zeros";
+  EXPECT_EQ(report.invalid_rows, invalid) << name;
+  std::printf("K = %d %s: %s\n", K, std::string(gen::name_of(type)).c_str(), name.c_str());
+}
+
+TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  for (int K : {12, 23, 24, 48, 49, 64}) short_rows_draw_as_chosen<float>(K, device);
+  for (int K : {5, 20, 30, 37, 64}) short_rows_draw_as_chosen<double>(K, device);
+  for (int K : {12, 56}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  if (device.fast_memory()) {
+    EXPECT_EQ(gen::choose_sample_spec(48, ElementType::f32, {}, 1 << 20, device).operation,
+              gen::Operation::sample_pairs);
+    EXPECT_EQ(gen::choose_sample_spec(20, ElementType::f64, {}, 1 << 20, device).operation,
+              gen::Operation::sample_small);
+  }
+  report_draws(current_test_name(), 0);
+}
+
 // Where the row kernel's grid ends in a small last wave, the rows of that wave go to sample_split in a second
 // launch (gen::rows_past_last_wave, docs/DESIGN.md section 15): the report names both kernels, the rows before the
 // last wave draw what the row kernel forced draws over the whole batch, the rest what sample_split forced draws over

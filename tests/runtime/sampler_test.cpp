@@ -254,6 +254,58 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
   EXPECT_TRUE(gen::rows_split_by_shape(8192, ElementType::f64, 4096, h200));
 }
 
+// Short rows on a device with fast memory (the H200's balance) take the kernel that read fastest there at their K:
+// f32 over pairs at W = 16 (K = 6-15, 24-38) or W = 32 (even K of 40-72, every K of 48-56), W = 16 at K = 23; f64
+// sample_small at K = 16-24, pairs at W = 16 (25-34, 40) or 32 (48, 64, 80), the row kernel at W = 16 (5, 6) or 32
+// (35-39); bf16 and f16 over pairs at W = 16 (6-15) or 32 (49-72). Every other K, an H100's balance or none, and a
+// caller's forced operation or W keep the rules before it.
+TEST(Sampler, ChooseShortRowsOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType, gen::Operation;
+  const auto chosen = [&](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, device);
+    return std::pair{spec.operation, spec.W};
+  };
+  // Whether K keeps the kernel an H100's balance chooses.
+  const auto unchanged = [&](int K, ElementType type) { return chosen(K, type, h200) == chosen(K, type, h100); };
+  using Kernel = std::pair<Operation, int>;
+  const Kernel pairs16{Operation::sample_pairs, 16}, pairs32{Operation::sample_pairs, 32},
+      row16{Operation::sample, 16}, row32{Operation::sample, 32}, small32{Operation::sample_small, 32};
+  for (int K : {6, 12, 15, 24, 31, 38}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs16) << K;
+  for (int K : {40, 42, 48, 49, 55, 56, 58, 64, 72}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs32) << K;
+  EXPECT_EQ(chosen(23, ElementType::f32, h200), row16);
+  EXPECT_EQ(chosen(23, ElementType::f32, h100), row32);  // the H100's one-block rule
+  for (int K : {16, 20, 22, 39, 41, 47, 57, 63, 76, 128}) EXPECT_TRUE(unchanged(K, ElementType::f32)) << K;
+  EXPECT_EQ(chosen(5, ElementType::f32, h200).first, Operation::sample_small);
+  EXPECT_EQ(chosen(5, ElementType::f64, h200), row16);
+  EXPECT_EQ(chosen(6, ElementType::f64, h200), row16);
+  for (int K : {16, 20, 24}) EXPECT_EQ(chosen(K, ElementType::f64, h200), small32) << K;
+  for (int K : {25, 30, 34, 40}) EXPECT_EQ(chosen(K, ElementType::f64, h200), pairs16) << K;
+  for (int K : {35, 37, 39}) EXPECT_EQ(chosen(K, ElementType::f64, h200), row32) << K;
+  for (int K : {48, 64, 80}) EXPECT_EQ(chosen(K, ElementType::f64, h200), pairs32) << K;
+  for (int K : {7, 13, 41, 63, 96, 128}) EXPECT_TRUE(unchanged(K, ElementType::f64)) << K;
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {6, 9, 15}) EXPECT_EQ(chosen(K, type, h200), pairs16) << K;
+    for (int K : {49, 60, 64, 72}) EXPECT_EQ(chosen(K, type, h200), pairs32) << K;
+    for (int K : {5, 16, 32, 48, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
+    EXPECT_EQ(chosen(12, type, h100).first, Operation::sample_small);
+  }
+  // The H100's balance keeps its rules; a forced operation or W is the caller's.
+  EXPECT_EQ(chosen(12, ElementType::f32, h100).first, Operation::sample_small);
+  EXPECT_EQ(chosen(64, ElementType::f32, h100), row16);
+  SamplerOptions forced_w;
+  forced_w.W = 8;
+  EXPECT_EQ(chosen(12, ElementType::f32, h200, forced_w).second, 8);
+  EXPECT_EQ(chosen(64, ElementType::f32, h200, forced_w), (Kernel{Operation::sample, 8}));
+  SamplerOptions forced_operation;
+  forced_operation.operation = Operation::sample;
+  EXPECT_EQ(chosen(64, ElementType::f32, h200, forced_operation), row16);
+  // The rule's pairs at W = 32 keep R = 8, as measured, and f64's swap variant.
+  const gen::KernelSpec f64_64 = gen::choose_sample_spec(64, ElementType::f64, {}, 1 << 20, h200);
+  EXPECT_EQ(f64_64.R, 8);
+  EXPECT_EQ(f64_64.variant, gen::Variant::swap);
+}
+
 // gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.
 TEST(Sampler, RowsPastTheLastWaveRule) {
   using gen::rows_past_last_wave;
