@@ -141,10 +141,11 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
   return pairs_when_faster(spec, forced.R.has_value());
 }
 
-// Short rows on a device with fast memory. The rules above came from the H100, where rows of up to 128 weights read
+// Short rows on a device with fast memory. The rules above came from the H100, where rows of 16 to 128 weights read
 // 0.90-0.95 of the read ceiling in f32 and f64; on the H200 (1.4 times the H100's bytes an SM cycle) the same kernels
-// read 0.73-0.89 at many K from 6 to 72 while another of bfly's kernels read 0.88-0.94 there. At 1 GiB on the H200,
-// every K from 2 to 64 and every fourth from 68 to 128, each candidate in one process (bench/results/
+// read 0.71-0.89 at many K from 16 to 72 (sample_small 0.46-0.65 at f32 K = 6-15) while another of bfly's kernels
+// read 0.86-0.95 there. At 1 GiB on the H200, every K from 2 to 64 and every fourth from 68 to 128, each candidate
+// in one process (bench/results/
 // h200-2026-11-29-s11c7-sweep-{f32,f64}.log, -s11c8-sweep-{bf16,f16}.log; the fractions in their CSVs):
 // - f32: over pairs of weights at W = 16, K = 6-15 read 0.56-0.88 against sample_small's 0.46-0.65 (K = 12: 0.882
 //   against 0.600), K = 24-38 0.86-0.92 against W = 32's 0.77-0.90 (K = 24: 0.905 against 0.766); K = 23 reads 0.865
