@@ -32,8 +32,9 @@ def cupy():
 
 
 # K = 4099 with 2000 rows: on a GPU of fast memory (an H200) f64 runs sample_split there and the CPU path the row
-# kernel (docs/PYTHON.md, "CPU and GPU draw the same"): the same draws up to rounding at a category boundary.
-@pytest.mark.parametrize("K", [3, 100, 101, 4099])
+# kernel (docs/PYTHON.md, "CPU and GPU draw the same"): the same draws up to rounding at a category boundary. So do
+# K = 12 and 48 there (the short rows' rule: over pairs of weights, sample_small or W = 32 on the GPU).
+@pytest.mark.parametrize("K", [3, 12, 48, 100, 101, 4099])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_torch_draws_equal_the_cpu_draws(torch, K, dtype):
     rng = np.random.default_rng()
