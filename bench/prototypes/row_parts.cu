@@ -490,6 +490,21 @@ struct Arrays {
     proto::fill<<<prop.multiProcessorCount * 16, 256>>>(w, max_bytes / 4, seed);
     CHECK(cudaDeviceSynchronize());
   }
+  // The read ceiling over the first `bytes` of the weights, measured in this process (both modes compare with it).
+  double read_ceiling_ms(long long bytes, int sms, int runs) const {
+    const float4* const weights = reinterpret_cast<const float4*>(w);
+    return median_ms([&] { proto::read_ceiling<<<sms * 8, 512>>>(weights, bytes / 16, sink); }, runs);
+  }
+  // The generated kernel alone over M rows: its time, and its draws (into out0, copied to `reference`) that the
+  // variants' draws are counted against.
+  double generated_ms(long long M, int runs, std::vector<int>& reference) const {
+    const int grid = static_cast<int>((M + 31) / 32);
+    CHECK(cudaMemset(out0, 0xff, M * 4));
+    const double ms = median_ms([&] { GEN_KERNEL<<<grid, 32>>>(w, M, K, out0, invalid, seed ^ 7, 3u); }, runs);
+    reference.resize(M);
+    CHECK(cudaMemcpy(reference.data(), out0, M * 4, cudaMemcpyDeviceToHost));
+    return ms;
+  }
 };
 
 // main's "tail" mode (tenth session, not run yet): the generated kernel over the rows of all but the last T CTAs, and
@@ -500,8 +515,8 @@ struct Arrays {
 // and take the slots the generated kernel's CTAs leave, so the ragged end should shrink to theirs. The draws of the
 // last rows differ from the generated kernel's where u' falls within rounding of a part's end: counted.
 template <int P>
-void run_tail(long long M, int wave, double ceiling_ms, int runs, float* w, int* out1, unsigned long long* invalid,
-              unsigned long long seed, const std::vector<int>& reference, bool overlap) {
+void run_tail(long long M, int wave, double ceiling_ms, int runs, const Arrays& a, const std::vector<int>& reference,
+              bool overlap) {
   const int grid = static_cast<int>((M + 31) / 32);
   for (const double fraction : {0.125, 0.25, 0.5, 1.0}) {
     const int tail_ctas = static_cast<int>(fraction * wave);
@@ -516,16 +531,16 @@ void run_tail(long long M, int wave, double ceiling_ms, int runs, float* w, int*
     config.blockDim = dim3(32 * P);
     config.attrs = &attribute;
     config.numAttrs = overlap ? 1 : 0;
-    const unsigned long long s7 = seed ^ 7;
+    const unsigned long long s7 = a.seed ^ 7;
     const auto launch = [&] {
-      GEN_KERNEL<<<grid_a, 32>>>(w, M_a, K, out1, invalid, s7, 3u);
-      CHECK(cudaLaunchKernelEx(&config, kernel_b, static_cast<const T*>(w), M, static_cast<long long>(K), out1,
-                               invalid, s7, 3u, grid_a));
+      GEN_KERNEL<<<grid_a, 32>>>(a.w, M_a, K, a.out1, a.invalid, s7, 3u);
+      CHECK(cudaLaunchKernelEx(&config, kernel_b, static_cast<const T*>(a.w), M, static_cast<long long>(K), a.out1,
+                               a.invalid, s7, 3u, grid_a));
     };
-    CHECK(cudaMemset(out1, 0xff, M * 4));
+    CHECK(cudaMemset(a.out1, 0xff, M * 4));
     const double ms = median_ms(launch, runs);
     std::vector<int> drawn(M);
-    CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(drawn.data(), a.out1, M * 4, cudaMemcpyDeviceToHost));
     long long mismatches = 0, unwritten = 0;
     for (long long i = 0; i < M; ++i) {
       mismatches += drawn[i] != reference[i];
@@ -544,30 +559,20 @@ int tail_mode(int runs) {
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, GEN_KERNEL, 32, 0));
   const int wave = ctas_per_sm * prop.multiProcessorCount;
   const Arrays a(2LL << 30, prop);
-  float* const w = a.w;
-  int *const out0 = a.out0, *const out1 = a.out1;
-  unsigned long long* const invalid = a.invalid;
-  float* const sink = a.sink;
-  const unsigned long long seed = a.seed;
   std::printf("%s, %d SMs, %d CTAs of the generated kernel an SM (a wave of %d); K = %d, f32 rows on lines; tail "
               "mode; median of %d launches after 3\n", prop.name, prop.multiProcessorCount, ctas_per_sm, wave, K,
               runs);
   std::printf("%-10s %-16s %8s %10s %9s %10s\n", "bytes", "kernel", "M", "ms", "fraction", "mismatches");
   for (long long bytes : {512LL << 20, 1LL << 30, 2LL << 30}) {
     const long long M = bytes / (K * 4);
-    const int grid = static_cast<int>((M + 31) / 32);
-    const double ceiling_ms = median_ms(
-        [&] { proto::read_ceiling<<<prop.multiProcessorCount * 8, 512>>>(reinterpret_cast<const float4*>(w), bytes / 16, sink); },
-        runs);
+    const double ceiling_ms = a.read_ceiling_ms(bytes, prop.multiProcessorCount, runs);
     std::printf("%-10lld %-16s %8s %10.4f %9.3f\n", bytes, "ceiling", "", ceiling_ms, 1.0);
-    CHECK(cudaMemset(out0, 0xff, M * 4));
-    const double gen_ms = median_ms([&] { GEN_KERNEL<<<grid, 32>>>(w, M, K, out0, invalid, seed ^ 7, 3u); }, runs);
-    std::vector<int> reference(M);
-    CHECK(cudaMemcpy(reference.data(), out0, M * 4, cudaMemcpyDeviceToHost));
+    std::vector<int> reference;
+    const double gen_ms = a.generated_ms(M, runs, reference);
     std::printf("%-10lld %-16s %8lld %10.4f %9.3f\n", bytes, "generated", M, gen_ms, ceiling_ms / gen_ms);
     for (const bool overlap : {true, false}) {
-      run_tail<2>(M, wave, ceiling_ms, runs, w, out1, invalid, seed, reference, overlap);
-      run_tail<4>(M, wave, ceiling_ms, runs, w, out1, invalid, seed, reference, overlap);
+      run_tail<2>(M, wave, ceiling_ms, runs, a, reference, overlap);
+      run_tail<4>(M, wave, ceiling_ms, runs, a, reference, overlap);
     }
   }
   return 0;
@@ -579,42 +584,34 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   const Arrays a(4LL << 30, prop);
-  float* const w = a.w;
-  int *const out0 = a.out0, *const out1 = a.out1;
-  unsigned long long* const invalid = a.invalid;
-  float* const sink = a.sink;
-  const unsigned long long seed = a.seed;
   std::printf("%s, %d SMs; K = %d, f32 rows on lines; median of %d launches after 3\n", prop.name,
               prop.multiProcessorCount, K, runs);
   std::printf("%-10s %-11s %8s %10s %9s %10s\n", "bytes", "kernel", "M", "ms", "fraction", "mismatches");
   for (long long bytes : {256LL << 20, 512LL << 20, 1LL << 30, 2LL << 30, 4LL << 30}) {
     const long long M = bytes / (K * 4);
     const int grid = static_cast<int>((M + 31) / 32);
-    const double ceiling_ms = median_ms(
-        [&] { proto::read_ceiling<<<prop.multiProcessorCount * 8, 512>>>(reinterpret_cast<const float4*>(w), bytes / 16, sink); },
-        runs);
+    const double ceiling_ms = a.read_ceiling_ms(bytes, prop.multiProcessorCount, runs);
     std::printf("%-10lld %-11s %8s %10.4f %9.3f\n", bytes, "ceiling", "", ceiling_ms, 1.0);
-    std::vector<int> reference(M), drawn(M);
+    std::vector<int> reference, drawn(M);
     const auto run_variant = [&](const char* name, int threads, auto kernel) {
-      CHECK(cudaMemset(out1, 0xff, M * 4));
-      const double ms = median_ms([&] { kernel<<<grid, threads>>>(w, M, K, out1, invalid, seed ^ 7, 3u, 0); }, runs);
-      CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
+      CHECK(cudaMemset(a.out1, 0xff, M * 4));
+      const double ms =
+          median_ms([&] { kernel<<<grid, threads>>>(a.w, M, K, a.out1, a.invalid, a.seed ^ 7, 3u, 0); }, runs);
+      CHECK(cudaMemcpy(drawn.data(), a.out1, M * 4, cudaMemcpyDeviceToHost));
       long long mismatches = 0;
       for (long long i = 0; i < M; ++i) mismatches += drawn[i] != reference[i];
       std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld\n", bytes, name, M, ms, ceiling_ms / ms, mismatches);
     };
     const auto run_grouped = [&](const char* name, int groups, auto kernel) {
       const int grid_g = static_cast<int>((M + 32LL * groups - 1) / (32LL * groups));
-      CHECK(cudaMemset(out1, 0xff, M * 4));
-      const double ms = median_ms([&] { kernel<<<grid_g, 32>>>(w, M, K, out1, invalid, seed ^ 7, 3u); }, runs);
-      CHECK(cudaMemcpy(drawn.data(), out1, M * 4, cudaMemcpyDeviceToHost));
+      CHECK(cudaMemset(a.out1, 0xff, M * 4));
+      const double ms = median_ms([&] { kernel<<<grid_g, 32>>>(a.w, M, K, a.out1, a.invalid, a.seed ^ 7, 3u); }, runs);
+      CHECK(cudaMemcpy(drawn.data(), a.out1, M * 4, cudaMemcpyDeviceToHost));
       long long mismatches = 0;
       for (long long i = 0; i < M; ++i) mismatches += drawn[i] != reference[i];
       std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld\n", bytes, name, M, ms, ceiling_ms / ms, mismatches);
     };
-    CHECK(cudaMemset(out0, 0xff, M * 4));
-    const double gen_ms = median_ms([&] { GEN_KERNEL<<<grid, 32>>>(w, M, K, out0, invalid, seed ^ 7, 3u); }, runs);
-    CHECK(cudaMemcpy(reference.data(), out0, M * 4, cudaMemcpyDeviceToHost));
+    const double gen_ms = a.generated_ms(M, runs, reference);
     long long bad = 0;
     for (long long i = 0; i < M; ++i) bad += reference[i] < 0 || reference[i] >= K;
     std::printf("%-10lld %-11s %8lld %10.4f %9.3f %10lld (draws out of range)\n", bytes, "generated", M, gen_ms,
