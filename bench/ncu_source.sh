@@ -6,7 +6,7 @@
 # For each point: $OUT/ncu-source-TYPE-kK-mM.csv (the SASS of the kernel with each instruction's samples by stall
 # reason: ncu --page source --print-source sass) and the sections' numbers appended to $OUT/ncu-source-details.txt.
 # The kernel profiled is the first launch of a row kernel (bfly_sample_<type>... or bfly_sample_pairs_<type>...; not
-# sample_split), with the clocks left alone (--clock-control none). bench/ncu_source_summary.py reads the CSVs.
+# sample_split), with the clocks left alone (--clock-control none). `python3 bench/stall_phases.py --step` reads the CSVs.
 set -uo pipefail
 bench=$1; shift
 out=${OUT:-.}
