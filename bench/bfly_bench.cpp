@@ -155,8 +155,8 @@ const Form& form_named(const std::string& name) {
       "  --k-range          K = 2 .. 262144 (2,3,5,8,12,16,32,33,...,4096,4097,8192,16384,32000,65536,128256,262144)\n"
       "  --llm              K = 32000,50257,128256,262144 at M = 1,4,16,64,256 (LLM vocabularies; 50257 is odd)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
-      "                     bfly-split-pairs-w32, bfly-small-w32, alg1, alg1-two-pass,\n"
-      "                     alg4-regs, alg4-smem, warp-per-row); default all\n"
+      "                     bfly-split-pairs-w32, bfly-small-w32, bfly-pairs-w32-r31 (K <= 62 only), alg1,\n"
+      "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -284,11 +284,16 @@ std::string bfly_name(Variant variant, int W) {
 // sample_pairs: the row kernel over pairs of adjacent weights (docs/DESIGN.md section 13) with the automatic
 // choice's variant: bfly-pairs-w16 and -w32 with its R, bfly-pairs-w16-r0 with every remnant padded to a block,
 // bfly-pairs-w16-r8 with remnants of up to 8 columns searched linearly (the row kernel's R). Odd K too.
+// bfly-pairs-w16-r15 and -w32-r31 only where the whole row is their remnant (K <= 2R: each lane keeps its row in
+// registers, loaded 8 or 16 bytes at a time), the short rows' candidates.
 struct PairsKernel {
   int W;
   std::optional<int> R;
+  bool whole_rows_only = false;
 };
-constexpr PairsKernel kPairsKernels[] = {{16, std::nullopt}, {32, std::nullopt}, {16, 0}, {16, 8}};
+constexpr PairsKernel kPairsKernels[] = {{16, std::nullopt}, {32, std::nullopt}, {16, 0},
+                                         {16, 8},            {16, 15, true},      {32, 31, true}};
+bool measured_at(const PairsKernel& kernel, int K) { return !kernel.whole_rows_only || K <= 2 * *kernel.R; }
 KernelSpec pairs_spec(int K, ElementType type, const PairsKernel& kernel) {
   bfly::gen::SampleChoice forced;
   forced.W = kernel.W;
@@ -344,7 +349,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
         for (int W : kWidths)
           if (wanted(o, bfly_name(variant, W))) add(bfly_spec(K, type, variant, W));
       for (const PairsKernel& kernel : kPairsKernels)
-        if (wanted(o, pairs_name(kernel))) add(pairs_spec(K, type, kernel));
+        if (wanted(o, pairs_name(kernel)) && measured_at(kernel, K)) add(pairs_spec(K, type, kernel));
       if (wanted(o, "bfly-split-w32")) add(range_spec(bfly::gen::Operation::sample_split, K, type));
       if (wanted(o, "bfly-split-pairs-w32")) add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
@@ -615,7 +620,8 @@ class Bench {
       for (int W : kWidths)
         if (wanted(o_, bfly_name(variant, W))) add_row_kernel(bfly_spec(K, type, variant, W), bfly_name(variant, W));
     for (const PairsKernel& kernel : kPairsKernels)
-      if (wanted(o_, pairs_name(kernel))) add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
+      if (wanted(o_, pairs_name(kernel)) && measured_at(kernel, K))
+        add_row_kernel(pairs_spec(K, type, kernel), pairs_name(kernel));
     // The kernels for the ends of the K range; sample_split's scratch is the bench's, its counters left at zero.
     for (const auto& [operation, name] : {std::pair{bfly::gen::Operation::sample_split, "bfly-split-w32"},
                                           std::pair{bfly::gen::Operation::sample_split_pairs, "bfly-split-pairs-w32"},

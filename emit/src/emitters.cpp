@@ -1024,6 +1024,12 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   }
   if (spec.linear_remnant()) {
+    if (keeps_row_pairs(spec)) {
+      w.line("// The whole row is the remnant: each lane loads its row once (16 bytes a load where it starts on 16");
+      w.line("// bytes), and pass 1's sums and pass 2's search both read it from these registers.");
+      w.line("bfly::WeightPair<T> row_pairs[REMNANT] = {};");
+      w.line("if ({}) bfly::load_row_pairs(row_pairs, my_row);", op.remnant_guard);
+    }
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
     w.line("{0} remnant_total = {0}(0);", S);
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
@@ -1031,6 +1037,10 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
     if (odd_row_pairs(spec)) {
       w.line("const bfly::WeightPair<T> pair = bfly::own_pair(my_pairs, j, COLUMNS, my_phase);");
+      w.line("screen = bfly::screen_pair(screen, pair);");
+      w.line("remnant_total += bfly::pair_sum(pair);");
+    } else if (keeps_row_pairs(spec)) {
+      w.line("const bfly::WeightPair<T> pair = row_pairs[j];  // loaded above, kept for pass 2");
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
     } else if (screens_weights(spec) && spec.weights_per_column() == 2) {
@@ -1435,9 +1445,25 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   };
   if (pairs) w.line("{0} pair_low = {0}(0);  // the running total before the column (pair) found", S);
+  const bool kept_pairs = keeps_row_pairs(spec);
+  if (kept_pairs) w.line("{0} first_weight = {0}(0);  // the first weight of the column (pair) found", S);
   const bool stash = stashes_chosen_tile(spec);  // 16-bit pairs only
   if (stash) w.line("Column chosen{};  // the drawn pair as loaded");
-  if (spec.blocks() == 0) {
+  if (kept_pairs) {
+    w.line("// COLUMNS <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25) in the registers");
+    w.line("// pass 1 loaded it into, with the same sums in the same order as a search of memory.");
+    auto guard = w.scope("if (valid)");
+    w.line("{0} s = {0}(0);", S);
+    w.line("bool found = false;");
+    w.line("draw = REMNANT - 1;");
+    w.line("first_weight = bfly::pair_first(row_pairs[REMNANT - 1]);");
+    w.line("#pragma unroll");
+    auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
+    w.line("const {} before = s;", S);
+    w.line("s += bfly::pair_sum(row_pairs[j]);");
+    w.line("if (!found && target < s) { found = true; draw = j; pair_low = before; "
+           "first_weight = bfly::pair_first(row_pairs[j]); }");
+  } else if (spec.blocks() == 0) {
     w.line("// {} <= R: the whole row is a remnant, searched linearly (Algorithm 9 lines 17-25).",
            pairs ? "COLUMNS" : "K");
     auto guard = w.scope("if (valid)");
@@ -1486,7 +1512,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("// running total before the pair plus the first weight, else the second. (A padded column, draw < 0, and a");
     w.line("// zero weight reached through rounding are drawn again sequentially below.)");
     w.line("if (valid && draw >= 0) draw = 2 * draw + (target < pair_low + {} ? 0 : 1);",
-           stash ? "bfly::pair_first(chosen)" : widened(spec, own_weight(spec, "2 * draw")));
+           stash ? "bfly::pair_first(chosen)"
+                 : kept_pairs ? "first_weight" : widened(spec, own_weight(spec, "2 * draw")));
   }
 }
 

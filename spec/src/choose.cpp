@@ -159,16 +159,25 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
 // - bf16 and f16: over pairs at W = 16, K = 6-15 read 0.28-0.61 against sample_small's 0.23-0.32; over pairs at
 //   W = 32, K = 49-72 read 0.59-0.84 against W = 16's 0.49-0.74 (K = 64: 0.836 against 0.694); K = 16-48 and from 76
 //   kept their kernels (within 0.01, or ahead).
+// Rows kept in registers (the row kernel over pairs whose whole row is its remnant, K / 2 <= R, loads its row 8 or 16
+// bytes at a time and searches it there; docs/DESIGN.md section 12): f32 K = 16 over pairs at W = 16 read 0.903
+// against the row kernel's 0.809, K = 18 and 20 at W = 32 with R = 31 0.877 and 0.907 against 0.811 and 0.832, K = 22
+// over pairs at W = 16 0.865 against 0.854; bf16 and f16 K = 32-56 of K = 0 mod 4 at W = 32 with R = 31 read 0.77-0.89
+// against 0.70-0.80 (K = 48: 0.891 against 0.699), where K = 2 mod 4 (rows off 8 bytes, loaded 4 bytes a load) read
+// 0.45-0.65 that way (bench/results/h200-2026-11-29-s12c3-sweep-{f32,bf16,f16}.csv).
 // Forms, LDA and a caller's forced operation or W keep the rules above.
 struct ShortRowKernel {
   Operation operation;
   int W;
+  std::optional<int> R;  // the row kernel's own (min(8, W - 1)) unless set
 };
+constexpr int kWholeRowR = 31;  // W = 32 with every row of up to 62 weights its remnant, kept in registers
 std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
   const bool even = K % 2 == 0;
   switch (type) {
     case ElementType::f32:
-      if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
+      if ((K >= 6 && K <= 16) || K == 22) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K == 18 || K == 20) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
       if (K == 23) return ShortRowKernel{Operation::sample, 16};
       if (K >= 24 && K <= 38) return ShortRowKernel{Operation::sample_pairs, 16};
       if ((even && K >= 40 && K <= 72) || (K >= 48 && K <= 56)) return ShortRowKernel{Operation::sample_pairs, 32};
@@ -183,6 +192,7 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
     case ElementType::bf16:
     case ElementType::f16:
       if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K % 4 == 0 && K >= 32 && K <= 56) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
       if (K >= 49 && K <= 72) return ShortRowKernel{Operation::sample_pairs, 32};
       return std::nullopt;
   }
@@ -221,6 +231,7 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     if (const std::optional<ShortRowKernel> kernel = fast_memory_short_rows(K, type)) {
       by_shape = kernel->operation;
       chosen.W = kernel->W;
+      if (!forced.R && kernel->R) chosen.R = kernel->R;
       // The rule's kernel as measured: its operation kept (row_kernel_spec leaves a forced operation as it is).
       if (kernel->operation != Operation::sample_small) chosen.operation = kernel->operation;
     }

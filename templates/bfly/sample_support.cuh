@@ -71,6 +71,33 @@ __device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
 #endif
 }
 
+// A row's first N pairs into registers, as load_pair loads each: where the pairs fill whole pieces of 16 (else 8)
+// bytes and the row starts on a piece, one load a piece (the row kernel over pairs whose whole row is its remnant).
+template <typename T, int N>
+__device__ __forceinline__ void load_row_pairs(WeightPair<T> (&pairs)[N], const T* row) {
+  constexpr int kPairBytes = static_cast<int>(sizeof(WeightPair<T>));
+  constexpr int kRowBytes = N * kPairBytes;
+  constexpr int kPieceBytes = kRowBytes % 16 == 0 ? 16 : kRowBytes % 8 == 0 ? 8 : kPairBytes;
+  constexpr int kPairsPerPiece = kPieceBytes / kPairBytes;
+  struct alignas(kPieceBytes) Piece {
+    WeightPair<T> pair[kPairsPerPiece];
+  };
+  if constexpr (kPairsPerPiece > 1) {
+    if (reinterpret_cast<unsigned long long>(row) % kPieceBytes == 0) {
+      const Piece* const pieces = reinterpret_cast<const Piece*>(row);
+#pragma unroll
+      for (int i = 0; i < N / kPairsPerPiece; ++i) {
+        const Piece piece = pieces[i];
+#pragma unroll
+        for (int j = 0; j < kPairsPerPiece; ++j) pairs[kPairsPerPiece * i + j] = piece.pair[j];
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) pairs[j] = load_pair(row + 2 * j);
+}
+
 // Rows of odd K over pairs (sample_pairs, sample_split_pairs) pair up from the even address at or before their start:
 // the row's phase is 1 when that is the weight before it, else 0.
 template <typename T>

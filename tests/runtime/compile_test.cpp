@@ -221,6 +221,19 @@ TEST(Compile, KRangeKernelsCompileWithoutSpills) {
     }
 }
 
+// The row kernel over pairs (sample_pairs, which the short rows take on fast memory): NVRTC accepts its whole CPU
+// catalog for sm_90, every element type, odd and even K, the row loaded into registers or copied. (The CPU execution
+// compiles the same source with the host compiler, which accepts what NVRTC may not.) Some of the catalog's shapes
+// are there for their corners, not their speed, and spill: their spills are recorded, not checked.
+TEST(Compile, PairsCatalogCompilesForSm90) {
+  for (const gen::KernelSpec& spec : gen::pairs_test_specs()) {
+    const CompiledKernel kernel = compile(gen::generate(spec), {Arch{90, true}, false});
+    ASSERT_TRUE(kernel.resources.known) << gen::kernel_name(spec) << "\n" << kernel.log;
+    EXPECT_EQ(kernel.binary.substr(1, 3), "ELF") << gen::kernel_name(spec);
+    RecordProperty(gen::kernel_name(spec) + "_spill_store_bytes", kernel.resources.spill_store_bytes);
+  }
+}
+
 TEST(Compile, PtxForANewerDevice) {
   const CompiledKernel kernel = compile(tiny_source(spec_for(64)), {Arch{90, false}, false});
   EXPECT_FALSE(kernel.resources.known);

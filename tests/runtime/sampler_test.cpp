@@ -255,10 +255,11 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
 }
 
 // Short rows on a device with fast memory (the H200's balance) take the kernel that read fastest there at their K:
-// f32 over pairs at W = 16 (K = 6-15, 24-38) or W = 32 (even K of 40-72, every K of 48-56), W = 16 at K = 23; f64
-// sample_small at K = 16-24, pairs at W = 16 (25-34, 40) or 32 (48, 64, 80), the row kernel at W = 16 (5, 6) or 32
-// (35-39); bf16 and f16 over pairs at W = 16 (6-15) or 32 (49-72). Every other K, an H100's balance or none, and a
-// caller's forced operation or W keep the rules before it.
+// f32 over pairs at W = 16 (K = 6-16, 22, 24-38) or W = 32 (even K of 40-72, every K of 48-56; K = 18 and 20 with
+// R = 31, the whole row kept in registers), W = 16 at K = 23; f64 sample_small at K = 16-24, pairs at W = 16 (25-34,
+// 40) or 32 (48, 64, 80), the row kernel at W = 16 (5, 6) or 32 (35-39); bf16 and f16 over pairs at W = 16 (6-15) or
+// 32 (49-72; K = 32-56 of K = 0 mod 4 with R = 31). Every other K, an H100's balance or none, and a caller's forced
+// operation or W keep the rules before it.
 TEST(Sampler, ChooseShortRowsOnFastMemory) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType, gen::Operation;
@@ -271,11 +272,17 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   using Kernel = std::pair<Operation, int>;
   const Kernel pairs16{Operation::sample_pairs, 16}, pairs32{Operation::sample_pairs, 32},
       row16{Operation::sample, 16}, row32{Operation::sample, 32}, small32{Operation::sample_small, 32};
-  for (int K : {6, 12, 15, 24, 31, 38}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs16) << K;
+  // R = 31 at W = 32: the whole row (up to 62 weights) is the remnant, kept in registers.
+  const auto whole_row = [&](int K, ElementType type) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, {}, 1 << 20, h200);
+    return spec.operation == Operation::sample_pairs && spec.W == 32 && spec.R == 31;
+  };
+  for (int K : {6, 12, 15, 16, 22, 24, 31, 38}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs16) << K;
+  for (int K : {18, 20}) EXPECT_TRUE(whole_row(K, ElementType::f32)) << K;
   for (int K : {40, 42, 48, 49, 55, 56, 58, 64, 72}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs32) << K;
   EXPECT_EQ(chosen(23, ElementType::f32, h200), row16);
   EXPECT_EQ(chosen(23, ElementType::f32, h100), row32);  // the H100's one-block rule
-  for (int K : {16, 20, 22, 39, 41, 47, 57, 63, 76, 128}) EXPECT_TRUE(unchanged(K, ElementType::f32)) << K;
+  for (int K : {17, 19, 21, 39, 41, 47, 57, 63, 76, 128}) EXPECT_TRUE(unchanged(K, ElementType::f32)) << K;
   EXPECT_EQ(chosen(5, ElementType::f32, h200).first, Operation::sample_small);
   EXPECT_EQ(chosen(5, ElementType::f64, h200), row16);
   EXPECT_EQ(chosen(6, ElementType::f64, h200), row16);
@@ -287,7 +294,9 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
     for (int K : {6, 9, 15}) EXPECT_EQ(chosen(K, type, h200), pairs16) << K;
     for (int K : {49, 60, 64, 72}) EXPECT_EQ(chosen(K, type, h200), pairs32) << K;
-    for (int K : {5, 16, 32, 48, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
+    for (int K : {32, 36, 48, 52, 56}) EXPECT_TRUE(whole_row(K, type)) << K;
+    for (int K : {50, 58, 60}) EXPECT_FALSE(whole_row(K, type)) << K;
+    for (int K : {5, 16, 34, 46, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
     EXPECT_EQ(chosen(12, type, h100).first, Operation::sample_small);
   }
   // The H100's balance keeps its rules; a forced operation or W is the caller's.
