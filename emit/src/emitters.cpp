@@ -1025,10 +1025,12 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
   if (spec.linear_remnant()) {
     if (keeps_row_pairs(spec)) {
-      w.line("// The whole row is the remnant: each lane loads its row once (16 bytes a load where it starts on 16");
-      w.line("// bytes), and pass 1's sums and pass 2's search both read it from these registers.");
+      w.line("// The whole row is the remnant: each lane loads its row once (16 or 8 bytes a load where it starts on");
+      w.line("// them; with <true>, the 16-byte pieces that hold it), and pass 1's sums and pass 2's search both read");
+      w.line("// it from these registers.");
       w.line("bfly::WeightPair<T> row_pairs[REMNANT] = {};");
-      w.line("if ({}) bfly::load_row_pairs(row_pairs, my_row);", op.remnant_guard);
+      w.line("if ({}) bfly::load_row_pairs<{}>(row_pairs, my_row);", op.remnant_guard,
+             windows_row_pairs(spec) ? "true" : "false");
     }
     w.line("// Algorithm 8 lines 8-12: the remnant (columns 0 .. REMNANT-1), summed by each lane over its own row.");
     w.line("{0} remnant_total = {0}(0);", S);

@@ -39,21 +39,28 @@ inline bool odd_row_pairs(const KernelSpec& spec) {
 }
 
 // The row kernel over pairs of an even K whose whole row is its linearly searched remnant (K / 2 <= R): each lane
-// loads its row once into registers and both passes read it there (load_row_pairs: 16 bytes a load where the row
-// fills 16-byte pieces, else 8). f32 and f64 rows always (a pair is 8 or 16 bytes); rows of 16-bit weights where their
-// loads are wider than a pair. Measured on the H200 (bench/results/h200-2026-11-29-s12c4-ab-table.txt, -s12c5-): bf16
-// K = 36, 44 and 52 at W = 32, R = 31 read 0.80-0.83 of the read ceiling kept (8-byte loads) against 0.50-0.63 loaded a
-// pair at a time, K = 28 (14 pairs, W = 16) gained 0.01-0.05; at K = 12 and 20 (6 and 10 pairs) kept in 8-byte loads
-// f16 lost 0.04 and 0.05 (0.535 -> 0.495, 0.718 -> 0.667), bf16 nothing. So rows of 16-bit weights in 8-byte pieces
-// are kept only past kKeptRowMinPairs pairs.
+// loads its row once into registers and both passes read it there (bfly::load_row_pairs: 16 bytes a load where the
+// row starts on 16 bytes and fills 16-byte pieces, 8 where it fills 8-byte ones, else, for rows of at least
+// kWindowMinRowBytes, the 16-byte pieces that hold it, its pairs picked by selects). f32 and f64 rows always (a pair is
+// 8 or 16 bytes); rows of 16-bit weights where their loads are wider than a pair. Measured on the H200
+// (bench/results/h200-2026-11-29-s12c4-ab-table.txt, -s12c5-, -s12c7-): bf16 K = 36, 44 and 52 at W = 32, R = 31 read
+// 0.80-0.83 of the read ceiling kept (8-byte loads) against 0.50-0.63 loaded a pair at a time, K = 28 (14 pairs,
+// W = 16) gained 0.01-0.05; at K = 12 and 20 (6 and 10 pairs) kept in 8-byte loads f16 lost 0.04 and 0.05
+// (0.535 -> 0.495, 0.718 -> 0.667), bf16 nothing: rows of 16-bit weights in 8-byte pieces are kept only past
+// kKeptRowMinPairs pairs. The 16-byte pieces of rows off 8 bytes (16-bit K = 2 mod 4, f32 K = 2 mod 4) gained where
+// the row held 60 bytes or more (bf16 K = 30 0.695 -> 0.755, f16 0.701 -> 0.739, f32 K = 18 0.878 -> 0.904; 16-bit
+// K = 34-58 at W = 32, R = 31 0.74-0.85 against bfly-auto's 0.69-0.81) and lost below (16-bit K = 10-22 0.02-0.08,
+// f32 K = 10 0.04), where such rows load a pair at a time.
 constexpr int kKeptRowMinPairs = 10;
+constexpr int kWindowMinRowBytes = 60;
+inline bool windows_row_pairs(const KernelSpec& spec) { return spec.K * size_of(spec.type) >= kWindowMinRowBytes; }
 inline bool keeps_row_pairs(const KernelSpec& spec) {
   if (spec.operation != Operation::sample_pairs || spec.pairs_by_phase() || spec.blocks() != 0 ||
       copies_warp_rows(spec))
     return false;
   if (!is_narrow(spec.type)) return true;
   const int row_bytes = spec.K * size_of(spec.type);
-  return row_bytes % 16 == 0 || (row_bytes % 8 == 0 && spec.K / 2 > kKeptRowMinPairs);
+  return row_bytes % 16 == 0 || (row_bytes % 8 == 0 && spec.K / 2 > kKeptRowMinPairs) || windows_row_pairs(spec);
 }
 
 // "{ const TYPE x = VALUE; screen = bfly::screen_pair(screen, x); a[SLOT] = bfly::pair_sum(x); }": a pair of weights

@@ -163,13 +163,15 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
 // bytes at a time and searches it there; docs/DESIGN.md section 12): f32 K = 16 over pairs at W = 16 read 0.903
 // against the row kernel's 0.809, K = 18 and 20 at W = 32 with R = 31 0.877 and 0.907 against 0.811 and 0.832, K = 22
 // over pairs at W = 16 0.865 against 0.854; bf16 and f16 K = 32-56 of K = 0 mod 4 at W = 32 with R = 31 read 0.77-0.89
-// against 0.70-0.80 (K = 48: 0.891 against 0.699), where K = 2 mod 4 (rows off 8 bytes, loaded 4 bytes a load) read
-// 0.45-0.65 that way (bench/results/h200-2026-11-29-s12c3-sweep-{f32,bf16,f16}.csv).
+// against 0.70-0.80 (K = 48: 0.891 against 0.699; bench/results/h200-2026-11-29-s12c3-sweep-{f32,bf16,f16}.csv), and
+// K = 34-58 of K = 2 mod 4, their rows off 8 bytes loaded in the 16-byte pieces that hold them, 0.74-0.85 against
+// 0.69-0.81 (K = 50: 0.847 against 0.689; -s12c7-sweep-{bf16,f16}.csv); K = 60 and 62 kept their kernels (0.78-0.80
+// with R = 31 against 0.80-0.83).
 // Forms, LDA and a caller's forced operation or W keep the rules above.
 struct ShortRowKernel {
   Operation operation;
   int W;
-  std::optional<int> R;  // the row kernel's own (min(8, W - 1)) unless set
+  std::optional<int> R = std::nullopt;  // the row kernel's own (min(8, W - 1)) unless set
 };
 constexpr int kWholeRowR = 31;  // W = 32 with every row of up to 62 weights its remnant, kept in registers
 std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
@@ -192,7 +194,7 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
     case ElementType::bf16:
     case ElementType::f16:
       if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
-      if (K % 4 == 0 && K >= 32 && K <= 56) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
+      if (even && K >= 32 && K <= 58) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
       if (K >= 49 && K <= 72) return ShortRowKernel{Operation::sample_pairs, 32};
       return std::nullopt;
   }

@@ -120,6 +120,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 16, 8, Variant::swap},      // 8 columns, the whole row searched linearly from registers (16-byte loads)
       {16, 12, 8, Variant::addsub},    // 6 columns: f32, f64 from registers (16-byte loads), 16-bit from memory
       {32, 44, 31, Variant::addsub},   // 22 columns from registers at W = 32: 8-byte loads of 16-bit rows, else 16
+      {32, 34, 31, Variant::swap},     // 17 columns from the 16-byte pieces that hold a row off 8 bytes (lead 0-3)
       {16, 34, 8, Variant::swap},      // a remnant of 1 column and one block
       {16, 142, 8, Variant::addsub},   // a remnant of 7 columns and 4 blocks
       {32, 200, 0, Variant::swap},     // a remnant of 4 columns padded to a block

@@ -71,31 +71,83 @@ __device__ __forceinline__ WeightPair<T> load_pair(const T* p) {
 #endif
 }
 
-// A row's first N pairs into registers, as load_pair loads each: where the pairs fill whole pieces of 16 (else 8)
-// bytes and the row starts on a piece, one load a piece (the row kernel over pairs whose whole row is its remnant).
+// kBytes of a row's pairs, loaded in one load (load_row_pairs).
+template <typename T, int kBytes>
+struct alignas(kBytes) PairPiece {
+  WeightPair<T> pair[kBytes / sizeof(WeightPair<T>)];
+};
+
+// A row's N pairs from the whole kBytes pieces it starts on and fills, one load a piece.
+template <int kBytes, typename T, int N>
+__device__ __forceinline__ void load_row_pieces(WeightPair<T> (&pairs)[N], const T* row) {
+  constexpr int kPairsPerPiece = kBytes / static_cast<int>(sizeof(WeightPair<T>));
+  const PairPiece<T, kBytes>* const pieces = reinterpret_cast<const PairPiece<T, kBytes>*>(row);
+#pragma unroll
+  for (int i = 0; i < N / kPairsPerPiece; ++i) {
+    const PairPiece<T, kBytes> piece = pieces[i];
+#pragma unroll
+    for (int j = 0; j < kPairsPerPiece; ++j) pairs[kPairsPerPiece * i + j] = piece.pair[j];
+  }
+}
+
+// A row's N pairs from the 16-byte pieces that hold its bytes, wherever it starts on a pair: a piece that holds none
+// is not loaded, so no load reaches a page the row does not touch. The row's pairs are then picked by its lead (the
+// pairs of its first piece before it) with one select a pair for each bit of the lead, not a run-time index into
+// registers. The CPU execution forms the same pieces from the row's own pairs (zeros for the bytes outside it, which
+// no pick reaches).
 template <typename T, int N>
-__device__ __forceinline__ void load_row_pairs(WeightPair<T> (&pairs)[N], const T* row) {
-  constexpr int kPairBytes = static_cast<int>(sizeof(WeightPair<T>));
-  constexpr int kRowBytes = N * kPairBytes;
-  constexpr int kPieceBytes = kRowBytes % 16 == 0 ? 16 : kRowBytes % 8 == 0 ? 8 : kPairBytes;
-  constexpr int kPairsPerPiece = kPieceBytes / kPairBytes;
-  struct alignas(kPieceBytes) Piece {
-    WeightPair<T> pair[kPairsPerPiece];
-  };
-  if constexpr (kPairsPerPiece > 1) {
-    if (reinterpret_cast<unsigned long long>(row) % kPieceBytes == 0) {
-      const Piece* const pieces = reinterpret_cast<const Piece*>(row);
+__device__ __forceinline__ void load_row_from_pieces_holding_it(WeightPair<T> (&pairs)[N], const T* row) {
+  constexpr int kPairsPerPiece = 16 / static_cast<int>(sizeof(WeightPair<T>));  // 4 of 16-bit weights, 2 of f32
+  constexpr int kPieces = (N + 2 * kPairsPerPiece - 2) / kPairsPerPiece;  // at most, with a lead of kPairsPerPiece - 1
+  constexpr int kWindowPairs = kPieces * kPairsPerPiece;
+  const unsigned long long address = reinterpret_cast<unsigned long long>(row);
+  const int lead = static_cast<int>(address % 16) / static_cast<int>(sizeof(WeightPair<T>));
+  WeightPair<T> window[kWindowPairs];
 #pragma unroll
-      for (int i = 0; i < N / kPairsPerPiece; ++i) {
-        const Piece piece = pieces[i];
-#pragma unroll
-        for (int j = 0; j < kPairsPerPiece; ++j) pairs[kPairsPerPiece * i + j] = piece.pair[j];
+  for (int p = 0; p < kPieces; ++p) {
+    PairPiece<T, 16> piece{};
+    if (p * kPairsPerPiece < lead + N) {  // the piece holds a pair of the row
+#ifdef __CUDA_ARCH__
+      piece = reinterpret_cast<const PairPiece<T, 16>*>(address - address % 16)[p];
+#else
+      for (int i = 0; i < kPairsPerPiece; ++i) {
+        const int j = p * kPairsPerPiece + i - lead;  // the row's pair at place i of the piece
+        if (j >= 0 && j < N) piece.pair[i] = load_pair(row + 2 * j);
       }
-      return;
+#endif
     }
+#pragma unroll
+    for (int i = 0; i < kPairsPerPiece; ++i) window[p * kPairsPerPiece + i] = piece.pair[i];
+  }
+  // window[lead + j] is pair j: shift the window down by lead, one bit of it at a time.
+#pragma unroll
+  for (int shift = 1; shift < kPairsPerPiece; shift *= 2) {
+    const bool by_shift = (lead & shift) != 0;
+#pragma unroll
+    for (int i = 0; i + shift < kWindowPairs; ++i) window[i] = by_shift ? window[i + shift] : window[i];
   }
 #pragma unroll
-  for (int j = 0; j < N; ++j) pairs[j] = load_pair(row + 2 * j);
+  for (int j = 0; j < N; ++j) pairs[j] = window[j];
+}
+
+// A row's first N pairs into registers, as load_pair loads each, in the widest loads its place allows: the 16-byte
+// pieces where the row starts on 16 bytes and fills them; the 8-byte pieces of 16-bit pairs where it starts on 8 and
+// fills them; else, with kWindow, the 16-byte pieces that hold it (load_row_from_pieces_holding_it), without, a pair
+// at a time. The row starts on a pair (the row kernel over pairs at even K; the runtime checks the pointer and ld).
+template <bool kWindow, typename T, int N>
+__device__ __forceinline__ void load_row_pairs(WeightPair<T> (&pairs)[N], const T* row) {
+  constexpr int kPairBytes = static_cast<int>(sizeof(WeightPair<T>));
+  const unsigned long long address = reinterpret_cast<unsigned long long>(row);
+  if constexpr (N * kPairBytes % 16 == 0)
+    if (address % 16 == 0) return load_row_pieces<16>(pairs, row);
+  if constexpr (kPairBytes < 8 && N * kPairBytes % 8 == 0)
+    if (address % 8 == 0) return load_row_pieces<8>(pairs, row);
+  if constexpr (kWindow && kPairBytes < 16) {
+    load_row_from_pieces_holding_it(pairs, row);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) pairs[j] = load_pair(row + 2 * j);
+  }
 }
 
 // Rows of odd K over pairs (sample_pairs, sample_split_pairs) pair up from the even address at or before their start:

@@ -403,7 +403,7 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
 
 // Short rows take the kernel the device's rule names (gen::choose_sample_spec with its balance; on fast memory the
 // short rows' rule: f32 over pairs at W = 16 and 32, f64 sample_small, pairs and W = 32, bf16 over pairs at W = 32,
-// whole rows kept in registers at f32 K = 16 and 20 and bf16 K = 16, 36 and 48),
+// whole rows kept in registers at f32 K = 16 and 20 and bf16 K = 16, 36, 48 and 50),
 // and draw what that kernel draws when forced: in range, never a zero weight (every seventh row holds one), -1 for a
 // row of zeros only (short rows hold one now and then), counted in the report.
 template <typename T>
@@ -440,7 +440,7 @@ TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
   const gen::DeviceBalance device = rt::current_device_balance();
   for (int K : {12, 16, 20, 23, 24, 48, 49, 64}) short_rows_draw_as_chosen<float>(K, device);
   for (int K : {5, 20, 30, 37, 64}) short_rows_draw_as_chosen<double>(K, device);
-  for (int K : {12, 16, 36, 48, 56}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  for (int K : {12, 16, 36, 48, 50, 56}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   if (device.fast_memory()) {
     EXPECT_EQ(gen::choose_sample_spec(48, ElementType::f32, {}, 1 << 20, device).operation,
               gen::Operation::sample_pairs);

@@ -258,7 +258,7 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
 // f32 over pairs at W = 16 (K = 6-16, 22, 24-38) or W = 32 (even K of 40-72, every K of 48-56; K = 18 and 20 with
 // R = 31, the whole row kept in registers), W = 16 at K = 23; f64 sample_small at K = 16-24, pairs at W = 16 (25-34,
 // 40) or 32 (48, 64, 80), the row kernel at W = 16 (5, 6) or 32 (35-39); bf16 and f16 over pairs at W = 16 (6-15) or
-// 32 (49-72; K = 32-56 of K = 0 mod 4 with R = 31). Every other K, an H100's balance or none, and a caller's forced
+// 32 (49-72; even K of 32-58 with R = 31). Every other K, an H100's balance or none, and a caller's forced
 // operation or W keep the rules before it.
 TEST(Sampler, ChooseShortRowsOnFastMemory) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
@@ -294,9 +294,9 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
     for (int K : {6, 9, 15}) EXPECT_EQ(chosen(K, type, h200), pairs16) << K;
     for (int K : {49, 60, 64, 72}) EXPECT_EQ(chosen(K, type, h200), pairs32) << K;
-    for (int K : {32, 36, 48, 52, 56}) EXPECT_TRUE(whole_row(K, type)) << K;
-    for (int K : {50, 58, 60}) EXPECT_FALSE(whole_row(K, type)) << K;
-    for (int K : {5, 16, 34, 46, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
+    for (int K : {32, 34, 36, 46, 48, 50, 56, 58}) EXPECT_TRUE(whole_row(K, type)) << K;
+    for (int K : {30, 49, 60, 62}) EXPECT_FALSE(whole_row(K, type)) << K;
+    for (int K : {5, 16, 30, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
     EXPECT_EQ(chosen(12, type, h100).first, Operation::sample_small);
   }
   // The H100's balance keeps its rules; a forced operation or W is the caller's.
