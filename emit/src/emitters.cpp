@@ -1024,7 +1024,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     }
   }
   if (spec.linear_remnant()) {
-    if (keeps_row_pairs(spec)) {
+    const bool kept = keeps_row_pairs(spec);
+    if (kept) {
       w.line("// The whole row is the remnant: each lane loads its row once (16 or 8 bytes a load where it starts on");
       w.line("// them; with <true>, the 16-byte pieces that hold it), and pass 1's sums and pass 2's search both read");
       w.line("// it from these registers.");
@@ -1037,16 +1038,13 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     auto guard = w.scope(fmt::format("if ({})", op.remnant_guard));
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
-    if (odd_row_pairs(spec)) {
-      w.line("const bfly::WeightPair<T> pair = bfly::own_pair(my_pairs, j, COLUMNS, my_phase);");
-      w.line("screen = bfly::screen_pair(screen, pair);");
-      w.line("remnant_total += bfly::pair_sum(pair);");
-    } else if (keeps_row_pairs(spec)) {
-      w.line("const bfly::WeightPair<T> pair = row_pairs[j];  // loaded above, kept for pass 2");
-      w.line("screen = bfly::screen_pair(screen, pair);");
-      w.line("remnant_total += bfly::pair_sum(pair);");
-    } else if (screens_weights(spec) && spec.weights_per_column() == 2) {
-      w.line("const bfly::WeightPair<T> pair = bfly::load_pair({} + 2 * j);", own_row(spec));
+    std::string pair;  // column j of the row as a WeightPair (the pairs kernels): screened, then summed
+    if (odd_row_pairs(spec)) pair = "bfly::own_pair(my_pairs, j, COLUMNS, my_phase);";
+    else if (kept) pair = "row_pairs[j];  // loaded above, kept for pass 2";
+    else if (screens_weights(spec) && spec.weights_per_column() == 2)
+      pair = fmt::format("bfly::load_pair({} + 2 * j);", own_row(spec));
+    if (!pair.empty()) {
+      w.line("const bfly::WeightPair<T> pair = {}", pair);
       w.line("screen = bfly::screen_pair(screen, pair);");
       w.line("remnant_total += bfly::pair_sum(pair);");
     } else {
