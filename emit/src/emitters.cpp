@@ -1005,7 +1005,7 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
                       "of a row holds its weights 2c - phase and 2c + 1 - phase. Rows 0, 2, ... of a group share a "
                       "phase, and so do rows 1, 3, ...", w);
     w.line("const int my_phase = bfly::pair_phase(my_row);");
-    if (spec.linear_remnant())
+    if (spec.linear_remnant() && !keeps_row_pairs(spec))
       w.line("const T* const my_pairs = {} - my_phase;  // column j at my_pairs + 2 * j", own_row(spec));
     if (spec.blocks() > 0) {
       w.line("const int phase_even = bfly::pair_phase(rows), phase_odd = bfly::pair_phase(rows + ld);");
@@ -1025,7 +1025,13 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
   }
   if (spec.linear_remnant()) {
     const bool kept = keeps_row_pairs(spec);
-    if (kept) {
+    if (kept && odd_row_pairs(spec)) {
+      w.line("// The whole row is the remnant: each lane loads its columns once, from the 16-byte pieces that hold the");
+      w.line("// row, with the weight outside it cleared, and pass 1's sums and pass 2's search both read them from");
+      w.line("// these registers.");
+      w.line("bfly::WeightPair<T> row_pairs[REMNANT] = {};");
+      w.line("if ({}) bfly::load_row_pairs_by_phase(row_pairs, my_row, my_phase);", op.remnant_guard);
+    } else if (kept) {
       w.line("// The whole row is the remnant: each lane loads its row once (16 or 8 bytes a load where it starts on");
       w.line("// them; with <true>, the 16-byte pieces that hold it), and pass 1's sums and pass 2's search both read");
       w.line("// it from these registers.");
@@ -1039,8 +1045,8 @@ void pass1(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     w.line("#pragma unroll");
     auto loop = w.scope("for (int j = 0; j < REMNANT; ++j)");
     std::string pair;  // column j of the row as a WeightPair (the pairs kernels): screened, then summed
-    if (odd_row_pairs(spec)) pair = "bfly::own_pair(my_pairs, j, COLUMNS, my_phase);";
-    else if (kept) pair = "row_pairs[j];  // loaded above, kept for pass 2";
+    if (kept) pair = "row_pairs[j];  // loaded above, kept for pass 2";
+    else if (odd_row_pairs(spec)) pair = "bfly::own_pair(my_pairs, j, COLUMNS, my_phase);";
     else if (screens_weights(spec) && spec.weights_per_column() == 2)
       pair = fmt::format("bfly::load_pair({} + 2 * j);", own_row(spec));
     if (!pair.empty()) {
@@ -1497,8 +1503,11 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
     {
       auto pick = w.scope("if (valid && draw >= 0)");
       w.line("const int first = 2 * draw - my_phase;");
-      w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);",
-             widened(spec, own_weight(spec, "first")), S);
+      if (kept_pairs)  // the found column's first weight, from the registers (zero outside the row)
+        w.line("draw = first + (target < pair_low + first_weight ? 0 : 1);");
+      else
+        w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);",
+               widened(spec, own_weight(spec, "first")), S);
     }
     if (spec.blocks() > 0) {
       w.line("// The weights summed alone, outside the blocks' table: weight K - 1 of a row of phase 0 after it{}",

@@ -54,10 +54,11 @@ inline bool odd_row_pairs(const KernelSpec& spec) {
 constexpr int kKeptRowMinPairs = 10;
 constexpr int kWindowMinRowBytes = 60;
 inline bool windows_row_pairs(const KernelSpec& spec) { return spec.K * size_of(spec.type) >= kWindowMinRowBytes; }
+// Rows of odd K (paired by their phase) are kept from kWindowMinRowBytes on, from the 16-byte pieces that hold them
+// (bfly::load_row_pairs_by_phase; f64 a pair at a time).
 inline bool keeps_row_pairs(const KernelSpec& spec) {
-  if (spec.operation != Operation::sample_pairs || spec.pairs_by_phase() || spec.blocks() != 0 ||
-      copies_warp_rows(spec))
-    return false;
+  if (spec.operation != Operation::sample_pairs || spec.blocks() != 0 || copies_warp_rows(spec)) return false;
+  if (spec.pairs_by_phase()) return windows_row_pairs(spec);
   if (!is_narrow(spec.type)) return true;
   const int row_bytes = spec.K * size_of(spec.type);
   return row_bytes % 16 == 0 || (row_bytes % 8 == 0 && spec.K / 2 > kKeptRowMinPairs) || windows_row_pairs(spec);

@@ -134,6 +134,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       // Odd K: rows paired from the even address at or before their start, so one column of each row holds a weight
       // outside it (column 0 of a row of phase 1, the last column of a row of phase 0).
       {16, 1, 8, Variant::addsub},     // one column, both ways outside the row, searched linearly
+      {32, 45, 31, Variant::addsub},   // 23 columns kept in registers from the 16-byte pieces that hold the row
       {16, 31, 8, Variant::swap},      // one block holding column 0 and the last column
       {16, 33, 8, Variant::addsub},    // column 0 in the remnant of 1, the last column in the one block
       {16, 55, 8, Variant::addsub},    // a remnant of 12 padded: column 0 in block 0 after 4 padding columns

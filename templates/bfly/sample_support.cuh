@@ -157,6 +157,58 @@ __device__ __forceinline__ int pair_phase(const T* row) {
   return static_cast<int>(reinterpret_cast<unsigned long long>(row) / sizeof(T) & 1u);
 }
 
+// A pair with its first or its second weight made zero (as its bits): the weight outside a row of odd K in the
+// row's first or last column, kept in registers (load_row_pairs_by_phase).
+template <typename T>
+__device__ __forceinline__ WeightPair<T> without_first(WeightPair<T> pair) {
+  if constexpr (sizeof(T) == 2) return WeightPair<T>{pair.bits & 0xffff0000u};
+  else return WeightPair<T>{T(0), pair.second};
+}
+template <typename T>
+__device__ __forceinline__ WeightPair<T> without_second(WeightPair<T> pair) {
+  if constexpr (sizeof(T) == 2) return WeightPair<T>{pair.bits & 0xffffu};
+  else return WeightPair<T>{pair.first, T(0)};
+}
+
+// -1 as a weight: what the CPU execution puts where the device reads a weight outside the row, so that a pair not
+// cleared of it fails pass 1's screen (and a test that compares draws) rather than passing unseen.
+template <typename T>
+__device__ __forceinline__ T outside_weight() { return T(-1); }
+template <>
+__device__ __forceinline__ bf16_bits outside_weight<bf16_bits>() { return bf16_bits{0xbf80u}; }
+template <>
+__device__ __forceinline__ half_bits outside_weight<half_bits>() { return half_bits{0xbc00u}; }
+
+// A row of odd K's N = (K + 1) / 2 columns paired by its phase (pair_phase), kept in registers: on the device the
+// 16-byte pieces that hold it, from the even address at or before its start (load_row_from_pieces_holding_it; f64
+// pairs a pair at a time). Every piece holds a weight of the row, since a pair never straddles a piece. The weight
+// outside the row (weight -1 in column 0 at phase 1, weight K in column N - 1 at phase 0) is then cleared, so that
+// the columns sum, screen and search as the row's own weights.
+template <typename T, int N>
+__device__ __forceinline__ void load_row_pairs_by_phase(WeightPair<T> (&pairs)[N], const T* row, int phase) {
+  const T* const first_pair = row - phase;
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(WeightPair<T>) < 16) {
+    load_row_from_pieces_holding_it(pairs, first_pair);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) pairs[j] = load_pair(first_pair + 2 * j);
+  }
+#else
+  // The CPU execution reads only the row's weights and puts outside_weight() where the device reads one outside it.
+  for (int j = 0; j < N; ++j) {
+    T weights[2];
+    for (int i = 0; i < 2; ++i) {
+      const int k = 2 * j + i - phase;  // the row's weight k, 0 <= k < K = 2N - 1
+      weights[i] = k >= 0 && k < 2 * N - 1 ? row[k] : outside_weight<T>();
+    }
+    pairs[j] = load_pair(weights);
+  }
+#endif
+  pairs[0] = phase != 0 ? without_first(pairs[0]) : pairs[0];
+  pairs[N - 1] = phase == 0 ? without_second(pairs[N - 1]) : pairs[N - 1];
+}
+
 // A pair of one weight and a zero: sample_split_pairs' column that holds a weight of a row of odd K and one outside
 // it loads the row's weight alone (its sum and its screen are then that weight's).
 template <typename T>
