@@ -166,7 +166,11 @@ KernelSpec row_kernel_spec(int K, ElementType type, const SampleChoice& forced, 
 // against 0.70-0.80 (K = 48: 0.891 against 0.699; bench/results/h200-2026-11-29-s12c3-sweep-{f32,bf16,f16}.csv), and
 // K = 34-58 of K = 2 mod 4, their rows off 8 bytes loaded in the 16-byte pieces that hold them, 0.74-0.85 against
 // 0.69-0.81 (K = 50: 0.847 against 0.689; -s12c7-sweep-{bf16,f16}.csv); K = 60 and 62 kept their kernels (0.78-0.80
-// with R = 31 against 0.80-0.83).
+// with R = 31 against 0.80-0.83). Rows of odd K kept by their phase (from 60 bytes): bf16 odd K = 31-61 at W = 32
+// with R = 31 read 0.71-0.85 against 0.56-0.70 (K = 49: 0.852 against 0.576), f16 0.69-0.83 against 0.57-0.72; f32
+// odd K = 17-25 and K = 22 at W = 16 with R = 15 0.854-0.898 against 0.80-0.85 (K = 17: 0.897 against 0.802), while
+// K = 24-30 at W = 16, R = 15 lost 0.04-0.13 (bench/results/h200-2026-12-03-s13c2-ab-table.txt, -s13c3-, -s13c2-sweep-
+// f32.csv).
 // Forms, LDA and a caller's forced operation or W keep the rules above.
 struct ShortRowKernel {
   Operation operation;
@@ -174,13 +178,14 @@ struct ShortRowKernel {
   std::optional<int> R = std::nullopt;  // the row kernel's own (min(8, W - 1)) unless set
 };
 constexpr int kWholeRowR = 31;  // W = 32 with every row of up to 62 weights its remnant, kept in registers
+constexpr int kHalfRowR = 15;   // W = 16 with every row of up to 30 weights its remnant, kept in registers
 std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
   const bool even = K % 2 == 0;
   switch (type) {
     case ElementType::f32:
-      if ((K >= 6 && K <= 16) || K == 22) return ShortRowKernel{Operation::sample_pairs, 16};
+      if (K >= 6 && K <= 16) return ShortRowKernel{Operation::sample_pairs, 16};
       if (K == 18 || K == 20) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
-      if (K == 23) return ShortRowKernel{Operation::sample, 16};
+      if ((!even && K >= 17 && K <= 25) || K == 22) return ShortRowKernel{Operation::sample_pairs, 16, kHalfRowR};
       if (K >= 24 && K <= 38) return ShortRowKernel{Operation::sample_pairs, 16};
       if ((even && K >= 40 && K <= 72) || (K >= 48 && K <= 56)) return ShortRowKernel{Operation::sample_pairs, 32};
       return std::nullopt;
@@ -194,7 +199,7 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
     case ElementType::bf16:
     case ElementType::f16:
       if (K >= 6 && K <= 15) return ShortRowKernel{Operation::sample_pairs, 16};
-      if (even && K >= 32 && K <= 58) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
+      if (K >= 31 && K <= 61 && K != 60) return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
       if (K >= 49 && K <= 72) return ShortRowKernel{Operation::sample_pairs, 32};
       return std::nullopt;
   }

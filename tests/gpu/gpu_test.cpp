@@ -403,7 +403,8 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
 
 // Short rows take the kernel the device's rule names (gen::choose_sample_spec with its balance; on fast memory the
 // short rows' rule: f32 over pairs at W = 16 and 32, f64 sample_small, pairs and W = 32, bf16 over pairs at W = 32,
-// whole rows kept in registers at f32 K = 16 and 20 and bf16 K = 16, 36, 48 and 50),
+// whole rows kept in registers at f32 K = 16, 17, 20, 22 and 25 and bf16 K = 16, 31, 36, 45, 48, 50 and 61; odd K
+// by their phase),
 // and draw what that kernel draws when forced: in range, never a zero weight (every seventh row holds one), -1 for a
 // row of zeros only (short rows hold one now and then), counted in the report.
 template <typename T>
@@ -438,9 +439,9 @@ void short_rows_draw_as_chosen(int K, gen::DeviceBalance device) {
 TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
-  for (int K : {12, 16, 20, 23, 24, 48, 49, 64}) short_rows_draw_as_chosen<float>(K, device);
+  for (int K : {12, 16, 17, 20, 22, 23, 24, 25, 48, 49, 64}) short_rows_draw_as_chosen<float>(K, device);
   for (int K : {5, 20, 30, 37, 64}) short_rows_draw_as_chosen<double>(K, device);
-  for (int K : {12, 16, 36, 48, 50, 56}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  for (int K : {12, 16, 31, 36, 45, 48, 50, 56, 61}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   if (device.fast_memory()) {
     EXPECT_EQ(gen::choose_sample_spec(48, ElementType::f32, {}, 1 << 20, device).operation,
               gen::Operation::sample_pairs);

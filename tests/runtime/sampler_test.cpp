@@ -279,10 +279,16 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   };
   for (int K : {6, 12, 15, 16, 22, 24, 31, 38}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs16) << K;
   for (int K : {18, 20}) EXPECT_TRUE(whole_row(K, ElementType::f32)) << K;
+  // R = 15 at W = 16: rows of up to 30 weights whole in the remnant (odd K by their phase).
+  const auto half_row = [&](int K, ElementType type) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, {}, 1 << 20, h200);
+    return spec.operation == Operation::sample_pairs && spec.W == 16 && spec.R == 15;
+  };
+  for (int K : {17, 19, 21, 22, 23, 25}) EXPECT_TRUE(half_row(K, ElementType::f32)) << K;
+  for (int K : {15, 16, 24, 27}) EXPECT_FALSE(half_row(K, ElementType::f32)) << K;
   for (int K : {40, 42, 48, 49, 55, 56, 58, 64, 72}) EXPECT_EQ(chosen(K, ElementType::f32, h200), pairs32) << K;
-  EXPECT_EQ(chosen(23, ElementType::f32, h200), row16);
   EXPECT_EQ(chosen(23, ElementType::f32, h100), row32);  // the H100's one-block rule
-  for (int K : {17, 19, 21, 39, 41, 47, 57, 63, 76, 128}) EXPECT_TRUE(unchanged(K, ElementType::f32)) << K;
+  for (int K : {39, 41, 47, 57, 63, 76, 128}) EXPECT_TRUE(unchanged(K, ElementType::f32)) << K;
   EXPECT_EQ(chosen(5, ElementType::f32, h200).first, Operation::sample_small);
   EXPECT_EQ(chosen(5, ElementType::f64, h200), row16);
   EXPECT_EQ(chosen(6, ElementType::f64, h200), row16);
@@ -294,8 +300,8 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
     for (int K : {6, 9, 15}) EXPECT_EQ(chosen(K, type, h200), pairs16) << K;
     for (int K : {49, 60, 64, 72}) EXPECT_EQ(chosen(K, type, h200), pairs32) << K;
-    for (int K : {32, 34, 36, 46, 48, 50, 56, 58}) EXPECT_TRUE(whole_row(K, type)) << K;
-    for (int K : {30, 49, 60, 62}) EXPECT_FALSE(whole_row(K, type)) << K;
+    for (int K : {31, 32, 33, 34, 36, 45, 46, 48, 49, 50, 56, 58, 59, 61}) EXPECT_TRUE(whole_row(K, type)) << K;
+    for (int K : {30, 60, 62, 63}) EXPECT_FALSE(whole_row(K, type)) << K;
     for (int K : {5, 16, 30, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
     EXPECT_EQ(chosen(12, type, h100).first, Operation::sample_small);
   }

@@ -51,8 +51,8 @@ inline constexpr double kFastMemoryBytesPerSmCycle = 16;
 // (device.fast_memory(), the H200) rows below K = 16384 are split only when they are few, 0 < M <
 // kFastMemorySplitBelowRows from K = 3000, one draw from f32 weights from K = 5500 when 0 < M < kSplitBelowRows, and
 // short rows (K = 5 to 80) take the kernel that read fastest at their K on the H200 (sample_pairs at W = 16 or 32,
-// at W = 32 with R = 31 where the whole row kept in registers led, sample_small for f64 K = 16-24, the row kernel at
-// W = 32 or 16: docs/DESIGN.md section 12) unless the caller forced the operation or W.
+// at W = 32 with R = 31 or W = 16 with R = 15 where the whole row kept in registers led, sample_small for f64
+// K = 16-24, the row kernel at W = 32 or 16: docs/DESIGN.md section 12) unless the caller forced the operation or W.
 // A split spec has W = 32 and R = 0, and for 16-bit weights it is sample_split_pairs unless the operation was forced.
 // Draws depend on the spec; a row whose u' lies within rounding distance of a category boundary may draw its
 // neighbour under the other kernel, so a caller that needs the same draws whatever M or device forces the operation.
