@@ -249,13 +249,13 @@ void load_functions(const KernelSpec& spec, CodeWriter& w) {
     load_chosen_from_copy(spec, w);
   }
   w.blank();
-  w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
-  w.line("// Blocks past the last (a chunk that ends early) read as zeros.{}",
-         screens_weights(spec) ? " `row` walks the group's rows." : "");
-  if (odd_row_pairs(spec)) {
+  if (odd_row_pairs(spec)) {  // its own comment: the pairs with a weight outside their row read as zeros too
     odd_pairs_load_chosen_blocks(spec, w);
     return;
   }
+  w.line("// The same transposed access for the blocks the lanes chose: row k's block comes from lane k.");
+  w.line("// Blocks past the last (a chunk that ends early) read as zeros.{}",
+         screens_weights(spec) ? " `row` walks the group's rows." : "");
   const bool stash = stashes_chosen_tile(spec);  // 16-bit pairs only
   if (stash) {
     w.line("// Row k's pair is also kept as loaded, at stash[k * (W + 1) + r], so that the lane of row k finds its drawn");
