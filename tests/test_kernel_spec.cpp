@@ -503,8 +503,9 @@ TEST(KernelSpec, WarpRowsCopyRule) {
 }
 
 // Pass 2 keeps the tile of the chosen blocks as loaded (docs/DESIGN.md section 13): 16-bit pairs, staged (in the ring,
-// no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own). Not rows of
-// pairs loaded whole, odd K over pairs, f32 or f64, or the other forms.
+// no more shared memory) or loaded into registers by row slots (3 blocks or more, tiles of their own); odd K over
+// pairs where they are staged and do not copy their warps' rows. Not rows of pairs loaded whole, odd K over pairs that
+// copy their warps' rows or load into registers, f32 or f64, or the other forms.
 TEST(KernelSpec, ChosenTileStashRule) {
   EXPECT_TRUE(stashes_chosen_tile(w16_spec(1024, ElementType::bf16, Operation::sample_pairs)));   // staged
   EXPECT_TRUE(stashes_chosen_tile(w16_spec(1002, ElementType::f16, Operation::sample_pairs)));    // staged anywhere
@@ -512,7 +513,10 @@ TEST(KernelSpec, ChosenTileStashRule) {
   EXPECT_TRUE(stashes_chosen_tile(w16_spec(150, ElementType::f16, Operation::sample_pairs)));     // 4 blocks, row slots
   EXPECT_FALSE(stashes_chosen_tile(w16_spec(128, ElementType::bf16, Operation::sample_pairs)));   // 4 blocks, whole row
   EXPECT_FALSE(stashes_chosen_tile(w16_spec(100, ElementType::bf16, Operation::sample_pairs)));   // 3 blocks, whole row
-  EXPECT_FALSE(stashes_chosen_tile(w16_spec(2047, ElementType::bf16, Operation::sample_pairs)));  // odd K over pairs
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(2047, ElementType::bf16, Operation::sample_pairs)));   // odd K, staged
+  EXPECT_TRUE(stashes_chosen_tile(w16_spec(1001, ElementType::f16, Operation::sample_pairs)));    // odd K, staged
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(301, ElementType::bf16, Operation::sample_pairs)));   // odd K, copied
+  EXPECT_FALSE(stashes_chosen_tile(w16_spec(143, ElementType::bf16, Operation::sample_pairs)));   // odd K, registers
   EXPECT_FALSE(stashes_chosen_tile(w16_spec(1024, ElementType::f32)));                           // staged f32
   EXPECT_FALSE(stashes_chosen_tile(w16_spec(1001, ElementType::f64)));
   EXPECT_FALSE(stashes_chosen_tile(w16_spec(1024, ElementType::bf16)));                          // single 16-bit weights

@@ -382,17 +382,27 @@ void odd_pairs_load_chosen_blocks(const KernelSpec& spec, CodeWriter& w) {
   comment_paragraph("The same transposed access for the blocks the lanes chose: row k's block comes from lane k. "
                     "Blocks past the last (a chunk that ends early), padding and the pairs with a weight outside their "
                     "row read as zeros, as in pass 1.", w);
+  const bool stash = stashes_chosen_tile(spec);
+  if (stash) {
+    w.line("// Row k's pair is also kept as loaded (zeros where it was not loaded), at stash[k * (W + 1) + r], so");
+    w.line("// that the lane of row k finds its drawn pair at stash[k * (W + 1) + column] after the search.");
+  }
   auto body = w.scope(fmt::format(
-      "__device__ __forceinline__ void load_chosen_blocks({} (&a)[W], const T* rows, long long ld, int rows_left, "
-      "int block, int r, int phase_even, int phase_odd)", sum_type(spec)));
+      "__device__ __forceinline__ void load_chosen_blocks({} (&a)[W], {}const T* rows, long long ld, int rows_left, "
+      "int block, int r, int phase_even, int phase_odd)", sum_type(spec), stash ? "Column* stash, " : ""));
   w.line("const T* row = rows + 2 * (FIRST_BLOCK_COLUMN + r);  // column r of block 0 of row k, were its phase 0");
   for (int k = 0; k < spec.W; ++k) {
     const char* phase = k % 2 == 0 ? "phase_even" : "phase_odd";
     w.line("{{ const int b = __shfl_sync(FULL, block, {0}, W); const int first = 2 * (FIRST_BLOCK_COLUMN + b * W + r) "
            "- {1};", k, phase);
     w.line("  const T* const p = row - {} + 2 * b * W; const bool use = {} < rows_left && b < BLOCKS;", phase, k);
-    w.line("  a[{}] = use && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1) ? "
-           "bfly::pair_sum(bfly::load_pair(p)) : S(0); }}{}", k, k + 1 < spec.W ? " row += ld;" : "");
+    const std::string in_row = "use && static_cast<unsigned int>(first) < static_cast<unsigned int>(K - 1)";
+    const std::string next = k + 1 < spec.W ? " row += ld;" : "";
+    if (stash)
+      w.line("  const Column x = {} ? bfly::load_pair(p) : Column{{}}; stash[{} * (W + 1) + r] = x; "
+             "a[{}] = bfly::pair_sum(x); }}{}", in_row, k, k, next);
+    else
+      w.line("  a[{}] = {} ? bfly::pair_sum(bfly::load_pair(p)) : S(0); }}{}", k, in_row, next);
   }
 }
 
@@ -882,7 +892,9 @@ OperationText sample_pairs_text(const KernelSpec& spec) {
     // Rows of odd K, paired by their phase: column j of this lane's row at my_pairs + 2 * j.
     t.remnant_element = "bfly::pair_sum(bfly::own_pair(my_pairs, j, COLUMNS, my_phase))";
     t.load_block = "load_block({a}, rows, ld, rows_left, {b}, r, screen, phase_even, phase_odd, row_phases)";
-    t.load_chosen = "load_chosen_blocks(a, rows, ld, rows_left, {0}, r, phase_even, phase_odd)";
+    t.load_chosen = stashes_chosen_tile(spec)
+                        ? "load_chosen_blocks(a, stash, rows, ld, rows_left, {0}, r, phase_even, phase_odd)"
+                        : "load_chosen_blocks(a, rows, ld, rows_left, {0}, r, phase_even, phase_odd)";
     if (copies_warp_rows(spec))
       t.load_chosen = "if (whole_copy) load_chosen_from_copy(a, group_rows, rows_left, {0}, r, phase_even, phase_odd); "
                       "else " + t.load_chosen;
@@ -1492,7 +1504,10 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("// Algorithm 9 lines 17-25: u' below the remnant's total: search the remnant linearly.");
       auto guard = w.scope("if (valid && target < remnant_total)");
       linear_search();
-      if (stash) w.line("chosen = bfly::load_pair({} + 2 * draw);  // the drawn pair, loaded again", own_row(spec));
+      if (stash && odd_row_pairs(spec))
+        w.line("chosen = bfly::column_pair(my_row, draw, COLUMNS, my_phase);  // the drawn column, loaded again");
+      else if (stash)
+        w.line("chosen = bfly::load_pair({} + 2 * draw);  // the drawn pair, loaded again", own_row(spec));
     }
   }
   if (odd_row_pairs(spec)) {
@@ -1505,6 +1520,8 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("const int first = 2 * draw - my_phase;");
       if (kept_pairs)  // the found column's first weight, from the registers (zero outside the row)
         w.line("draw = first + (target < pair_low + first_weight ? 0 : 1);");
+      else if (stash)  // the found column as loaded (zero outside the row)
+        w.line("draw = first + (target < pair_low + bfly::pair_first(chosen) ? 0 : 1);");
       else
         w.line("draw = first + (target < pair_low + (first >= 0 ? {} : {}(0)) ? 0 : 1);",
                widened(spec, own_weight(spec, "first")), S);
@@ -1513,8 +1530,15 @@ void pass2(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWriter& w
       w.line("// The weights summed alone, outside the blocks' table: weight K - 1 of a row of phase 0 after it{}",
              spec.linear_remnant() ? "." : ", weight 0");
       if (!spec.linear_remnant()) w.line("// of a row of phase 1 before it.");
-      w.line("if (valid && !(target < table_total)) draw = K - 1;");
-      if (!spec.linear_remnant()) w.line("if (valid && target < remnant_total) draw = 0;");
+      if (stash) {  // and the drawn column, for the check below
+        w.line("if (valid && !(target < table_total)) { draw = K - 1; chosen = last_alone; }");
+        if (!spec.linear_remnant())
+          w.line("if (valid && target < remnant_total) { draw = 0; chosen = bfly::column_pair(my_row, 0, COLUMNS, "
+                 "my_phase); }");
+      } else {
+        w.line("if (valid && !(target < table_total)) draw = K - 1;");
+        if (!spec.linear_remnant()) w.line("if (valid && target < remnant_total) draw = 0;");
+      }
     }
   } else if (pairs) {
     w.line("// Column `draw` holds the weights 2 * draw and 2 * draw + 1: the first is drawn when u' lies below the");

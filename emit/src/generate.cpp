@@ -82,8 +82,10 @@ Source generate(const KernelSpec& spec) {
     // A kernel that copied its warp's rows (tightly packed) checks the drawn weight in the copy (emit::own_weight).
     std::string drawn_weight = emit::widened(spec, emit::own_weight(spec, "draw"));
     // A kernel that keeps its chosen tile (16-bit pairs) has the drawn pair in `chosen`: the drawn weight of it.
-    if (stashes_chosen_tile(spec))
-      drawn_weight = "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
+    if (stashes_chosen_tile(spec))  // odd K: weight `draw` is the second of its column where draw + phase is odd
+      drawn_weight = emit::odd_row_pairs(spec)
+                         ? "((draw + my_phase) & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))"
+                         : "(draw & 1 ? bfly::pair_second(chosen) : bfly::pair_first(chosen))";
     // Over pairs at odd K the pick can land one past the row (a weight outside it): not read, drawn again.
     if (emit::odd_row_pairs(spec))
       drawn_weight = fmt::format("(draw < K ? {} : {}(0))", drawn_weight, emit::sum_type(spec));

@@ -375,10 +375,12 @@ namespace {
 // staged pairs (bf16 K = 256 0.89 -> 0.92, 1024 0.83 -> 0.88, 3002 0.77 -> 0.84, 8192 0.84 -> 0.90) and for pairs
 // loaded into registers by row slots (K = 130, 140 and 200: +0.05 to +0.08, -stash-whole-rows-*); rows loaded whole
 // went either way (K = 100 +0.03, 102 and 110 -0.00 to -0.03, 128 -0.02) and go without, and f32 and f64, which save
-// one trip only, moved within 0.02 either way and go without too.
+// one trip only, moved within 0.02 either way and go without too. Odd K over pairs, staged and not copying their warps'
+// rows, on the H200 at 1 GiB (bench/results/h200-2026-12-03-s13c4-ab-table.txt, twice in turn): bf16 and f16 K =
+// 721-3001 +0.04 to +0.12 (bf16 K = 1201 0.776 -> 0.892, 2047 0.806 -> 0.886), K = 1000 unchanged.
 bool stash_eligible(const KernelSpec& spec) {
-  return plain_sample(spec) && is_narrow(spec.type) && spec.weights_per_column() == 2 && !spec.pairs_by_phase() &&
-         spec.blocks() >= 3 && !loads_whole_row(spec);
+  return plain_sample(spec) && is_narrow(spec.type) && spec.weights_per_column() == 2 &&
+         (!spec.pairs_by_phase() || stages_blocks(spec)) && spec.blocks() >= 3 && !loads_whole_row(spec);
 }
 int stash_bytes(const KernelSpec& spec, int threads) {
   return threads / spec.W * spec.W * (spec.W + 1) * column_bytes(spec);
@@ -598,6 +600,7 @@ bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
 
 bool stashes_chosen_tile(const KernelSpec& spec) {
   if (!stash_eligible(spec)) return false;
+  if (spec.pairs_by_phase() && copies_warp_rows(spec)) return false;  // odd K: the ring's kernels that do not copy
   if (pass1_stages(spec) > 0) return true;  // the ring holds them
   return stash_fits(spec, launch_geometry(spec));
 }

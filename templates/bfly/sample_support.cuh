@@ -246,6 +246,20 @@ __device__ __forceinline__ WeightPair<T> own_pair(const T* pairs, int j, int col
   return lone ? lone_pair(pairs + 2 * j + phase) : load_pair(pairs + 2 * j);
 }
 
+// Column j of a row of odd K (`row` its first weight, `phase` its phase) as its place holds it: weights 2j - phase and
+// 2j + 1 - phase, a weight outside the row as zero in its own half. Reads the row's weights only: the drawn column of
+// a kernel that keeps its chosen tile (the pick and the drawn weight's check read it as they read the tile's).
+template <typename T>
+__device__ __forceinline__ WeightPair<T> column_pair(const T* row, int j, int columns, int phase) {
+  const int first = 2 * j - phase;
+  if (first < 0) {  // column 0 of a row of phase 1: weight 0 second
+    if constexpr (sizeof(T) == 2) return WeightPair<T>{static_cast<unsigned int>(row[0].bits) << 16};
+    else return WeightPair<T>{T(0), row[0]};
+  }
+  if (first + 1 >= 2 * columns - 1) return lone_pair(row + first);  // the last column of a row of phase 0
+  return load_pair(row + first);
+}
+
 template <typename T> struct Limits;
 template <> struct Limits<float> { static __device__ __forceinline__ float max() { return 3.402823466e+38f; } };
 template <> struct Limits<double> {
