@@ -600,7 +600,9 @@ bool screens_weights(const KernelSpec& spec) { return plain_sample(spec); }
 
 bool stashes_chosen_tile(const KernelSpec& spec) {
   if (!stash_eligible(spec)) return false;
-  if (spec.pairs_by_phase() && copies_warp_rows(spec)) return false;  // odd K: the ring's kernels that do not copy
+  // Odd K: only the staged kernels that do not copy their warps' rows (the pick from a copy keeps no tile). Asked here,
+  // not in stash_eligible: copies_warp_rows counts the stash's shared memory through stash_eligible.
+  if (spec.pairs_by_phase() && copies_warp_rows(spec)) return false;
   if (pass1_stages(spec) > 0) return true;  // the ring holds them
   return stash_fits(spec, launch_geometry(spec));
 }
