@@ -462,6 +462,30 @@ TEST(KernelSpec, RingOfRowsStagedAnywhereRule) {
   EXPECT_FALSE(ring_in_row_order(w8));  // measured at W = 16 only
 }
 
+// A plain sample kernel with its warps' copies turned off (KernelSpec::warp_copies = false, the rule of fast memory):
+// named with _nocopy and described so, never copies whatever its size, and only the plain kernels take it.
+TEST(KernelSpec, WarpCopiesOffIsNamedAndNeverCopies) {
+  KernelSpec spec = w16_spec(561, ElementType::bf16, Operation::sample_pairs);
+  ASSERT_TRUE(copies_warp_rows(spec));
+  const int copied_threads = launch_geometry(spec).threads_per_cta;
+  spec.warp_copies = false;
+  EXPECT_FALSE(copies_warp_rows(spec));
+  EXPECT_GT(launch_geometry(spec).threads_per_cta, copied_threads);  // the ring's CTA, not the copies' one warp
+  EXPECT_EQ(kernel_name(spec), "bfly_sample_pairs_bf16_w16_k561_r8_addsub_nocopy");
+  EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  EXPECT_TRUE(parse_kernel_name("bfly_sample_pairs_bf16_w16_k561_r8_addsub").warp_copies);
+  EXPECT_EQ(describe(spec), "W=16 K=561 R=8 type=bf16 variant=addsub operation=sample_pairs warp_copies=off");
+  KernelSpec f32 = w16_spec(337, ElementType::f32);
+  ASSERT_TRUE(copies_warp_rows(f32));
+  f32.warp_copies = false;
+  EXPECT_FALSE(copies_warp_rows(f32));
+  EXPECT_NO_THROW(f32.validate());
+  for (const char* bad :
+       {"bfly_lda_z_f32_w16_k100_r8_addsub_nocopy", "bfly_sample_split_f32_w32_k5000_r0_addsub_nocopy",
+        "bfly_sample_logits_f32_w16_k337_r8_addsub_nocopy", "bfly_sample_f32_w16_k337_r8_nocopy"})
+    EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
+}
+
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
 // the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
 // over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the

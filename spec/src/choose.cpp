@@ -206,6 +206,54 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
   return std::nullopt;
 }
 
+// Rows that a device with fast memory draws faster without their warps' copies (KernelSpec::warp_copies = false:
+// the staged ring or the register loads instead). The copies of the longest rows their rule takes hold 4 or 5
+// one-warp CTAs an SM, their pass 1 bound by its own latency (below); the ring holds more warps and copies ahead of
+// them. On the H200 at 1 GiB (bench/results/h200-2026-12-03-s14c4-switches-*.csv, -s14c6-switches-*.csv: the same
+// binary with copies and without, by an experimental switch), without copies:
+// - f32 K = 335-359 read 0.80-0.92 against the copies' 0.65-0.84 (K = 337 0.673 -> 0.895, 339 0.659 -> 0.893; with
+//   the remnant padded, below, 0.81-0.83), while K = 326-334 lost 0.01-0.14;
+// - bf16 and f16 odd K = 433-447 read 0.90-0.91 against 0.80-0.81, odd K from 477 0.83-0.91 against 0.60-0.82 (K =
+//   561 0.675 -> 0.900, 693 0.601 -> 0.896), even K from 642 0.81-0.89 against 0.67-0.82 (K = 678 0.674 -> 0.874);
+//   odd K = 449-475 (0.87-0.91 with copies) and even K under 642 keep them: even K = 498-552 read 0.87-0.95 with
+//   copies against 0.75-0.82 (a few even K of 486-666 read 0.01-0.05 more without, not taken);
+// - f64 keeps its copies (K = 61-177: 0.88-0.95 against 0.77-0.81).
+constexpr int kF32UncopiedFromK = 335;
+constexpr int kNarrowOddUncopiedFromK = 433, kNarrowOddUncopiedToK = 447;  // and again from:
+constexpr int kNarrowOddLongUncopiedFromK = 477;
+constexpr int kNarrowEvenUncopiedFromK = 642;
+bool skips_warp_copies(const KernelSpec& spec, const SampleChoice& forced) {
+  if (forced.W || forced.operation || !copies_warp_rows(spec)) return false;
+  const int K = spec.K;
+  switch (spec.type) {
+    case ElementType::f32:
+      return K >= kF32UncopiedFromK;
+    case ElementType::bf16:
+    case ElementType::f16:
+      if (K % 2 == 0) return K >= kNarrowEvenUncopiedFromK;
+      return (K >= kNarrowOddUncopiedFromK && K <= kNarrowOddUncopiedToK) || K >= kNarrowOddLongUncopiedFromK;
+    case ElementType::f64:
+      return false;
+  }
+  return false;
+}
+
+// f32 rows copied by their warps on a device with fast memory (K up to kF32UncopiedFromK) pad their remnant to a block
+// (R = 0). The copies hold
+// 4 or 5 one-warp CTAs an SM, whose pass 1 on the copy is bound by its own latency (ncu: 75-85 % of the stall
+// samples there, 13-17 % waiting for the copy; bench/results/h200-2026-12-03-s14c3-ncu-*), and a remnant searched
+// linearly costs them more than the padded block: f32 K = 337 (remnant 1) issued 96 M instructions against K = 345's
+// 83 M (padded). On the H200 at 1 GiB the 66 f32 K measured of the copies with a remnant of 1-8 columns (K = 65-358)
+// read 0.81-0.96 of the read ceiling with R = 0 against 0.65-0.94, none lower (+0.004 to +0.17: K = 71 0.796 ->
+// 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325 0.784 -> 0.935; K = 337 0.672 -> 0.808, where no copy reads 0.895
+// and is taken, above), the 65 padded K within
+// 0.006 either way (-s14c4-switches-f32.csv, -s14c5-switches-f32.csv: the same binary with and without R = 0, by an
+// experimental switch). Forms, LDA and a caller's forced R, W or operation keep theirs.
+bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
+  return spec.type == ElementType::f32 && spec.operation == Operation::sample && spec.input == InputKind::weights &&
+         spec.draws == Draws::one && !forced.R && !forced.W && !forced.operation && spec.linear_remnant() &&
+         copies_warp_rows(spec);
+}
 }  // namespace
 
 bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
@@ -276,7 +324,13 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  return row_kernel_spec(K, type, chosen, operation);
+  KernelSpec spec = row_kernel_spec(K, type, chosen, operation);
+  if (forced.warp_copies)
+    spec.warp_copies = *forced.warp_copies;
+  else if (fast_memory && skips_warp_copies(spec, forced))
+    spec.warp_copies = false;
+  if (fast_memory && pads_copied_remnant(spec, forced)) spec.R = 0;
+  return spec;
 }
 
 KernelSpec fit_to_rows(KernelSpec spec, const void* weights, long long ld) {

@@ -292,6 +292,12 @@ void KernelSpec::validate() const {
     throw Error(fmt::format("input = {} and draws = {} are not allowed for {}: only sample and sample_split kernels "
                             "take logits or draw several categories per row", name_of(input), name_of(draws),
                             name_of(operation)));
+  if (!warp_copies && !plain_sample(*this))
+    throw Error(fmt::format("warp_copies = false is not allowed for {}{}: only the plain sample kernels (sample, "
+                            "sample_pairs; weights, one draw) copy their warps' rows", name_of(operation),
+                            has_forms(operation) ? fmt::format(" with input = {}, draws = {}", name_of(input),
+                                                               name_of(draws))
+                                                 : std::string()));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -301,14 +307,14 @@ void KernelSpec::validate() const {
 int KernelSpec::log2_w() const { return std::countr_zero(static_cast<unsigned>(W)); }
 
 std::string kernel_name(const KernelSpec& spec) {
-  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
-                     name_of(spec.variant));
+  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
+                     name_of(spec.variant), spec.warp_copies ? "" : kNoWarpCopiesSuffix);
 }
 
 KernelSpec parse_kernel_name(std::string_view name) {
   const auto fail = [&](std::string_view why) {
     return Error(fmt::format("'{}' is not a bfly kernel name ({}); expected the form "
-                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, e.g. "
+                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy], e.g. "
                              "bfly_sample_f32_w32_k1024_r8_addsub", name, why));
   };
   std::vector<std::string_view> fields;
@@ -319,7 +325,9 @@ KernelSpec parse_kernel_name(std::string_view name) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>; the operation may itself contain '_' (lda_z_doc).
+  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy]; the operation may itself contain '_' (lda_z_doc).
+  const bool no_warp_copies = fields.size() > 7 && "_" + std::string(fields.back()) == kNoWarpCopiesSuffix;
+  if (no_warp_copies) fields.pop_back();
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
   std::string operation(fields[1]);
   for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);
@@ -342,6 +350,7 @@ KernelSpec parse_kernel_name(std::string_view name) {
     spec.K = tagged(fields[4], 'k', "K");
     spec.R = tagged(fields[5], 'r', "R");
     spec.variant = parse_variant(fields[6]);
+    spec.warp_copies = !no_warp_copies;
   } catch (const Error& e) {
     throw fail(e.what());
   }
@@ -412,6 +421,7 @@ constexpr int kCopiedMinBlocks = 3;       // one weight a column
 constexpr int kCopiedPairsMinBlocks = 2;  // 16-bit pairs
 constexpr int kMaxWarpCopyBytes = 45 * 1024;
 bool warp_copy_eligible(const KernelSpec& spec) {
+  if (!spec.warp_copies) return false;
   const bool pairs = spec.weights_per_column() == 2;
   if (!plain_sample(spec) || spec.W != 16 || pairs != is_narrow(spec.type)) return false;  // f32, f64, 16-bit pairs
   if (spec.type == ElementType::f64 && !pairs && spec.K * 8 % kStageRowBytes == 0) return false;  // whole lines
@@ -722,6 +732,7 @@ std::string describe(const KernelSpec& spec) {
                                  name_of(spec.type), name_of(spec.variant), name_of(spec.operation));
   if (spec.input != InputKind::weights || spec.draws != Draws::one)
     text += fmt::format(" input={} draws={}", name_of(spec.input), name_of(spec.draws));
+  if (!spec.warp_copies) text += " warp_copies=off";
   return text;
 }
 

@@ -61,6 +61,12 @@ std::vector<KernelSpec> draw_test_specs() {
     spec.validate();
     specs.push_back(spec);
   }
+  // f32 K = 337 (a remnant of 1 and 21 blocks) with its warps' copies turned off (KernelSpec::warp_copies, the rule of
+  // fast memory): staged anywhere whatever the stride.
+  KernelSpec uncopied{16, 337, 8, ElementType::f32, Variant::addsub, Operation::sample};
+  uncopied.warp_copies = false;
+  uncopied.validate();
+  specs.push_back(uncopied);
   return specs;
 }
 
@@ -114,6 +120,7 @@ std::vector<KernelSpec> pairs_test_specs() {
   struct Geometry {
     int W, K, R;
     Variant variant;
+    bool warp_copies = true;
   };
   constexpr Geometry kGeometries[] = {
       {16, 2, 8, Variant::addsub},     // one column, searched linearly
@@ -142,11 +149,15 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 2001, 8, Variant::addsub},  // a remnant of 9 padded, 63 blocks in chunks (the register loads)
       {16, 301, 8, Variant::addsub},   // a remnant of 7 and 9 blocks: staged anywhere, its warps' rows copied
       {8, 8193, 7, Variant::swap},     // remnant 1, 512 blocks in chunks of 16
+      // 16-bit rows that the copies' rule would take, with the copies turned off (KernelSpec::warp_copies, the rule
+      // of fast memory): the staged ring for rows packed tightly too.
+      {16, 561, 8, Variant::addsub, false},  // odd: a remnant of 9 padded, 18 blocks
   };
   std::vector<KernelSpec> specs;
   for (const ElementTypeInfo& element : kElementTypes)
     for (const Geometry& g : kGeometries) {
-      const KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
+      KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
+      spec.warp_copies = g.warp_copies;
       spec.validate();
       specs.push_back(spec);
     }

@@ -24,13 +24,15 @@
 
 namespace bfly::test {
 
-// Sampler options that force the spec's operation, W, variant and R, so that the Sampler runs exactly its kernel.
+// Sampler options that force the spec's operation, W, variant, R and warps' copies, so that the Sampler runs exactly
+// its kernel.
 inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   rt::SamplerOptions options;
   options.operation = spec.operation;
   options.W = spec.W;
   options.variant = spec.variant;
   options.R = spec.R;
+  options.warp_copies = spec.warp_copies;
   return options;
 }
 

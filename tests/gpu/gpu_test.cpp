@@ -401,14 +401,14 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
   report_draws(current_test_name(), 2 * M);
 }
 
-// Short rows take the kernel the device's rule names (gen::choose_sample_spec with its balance; on fast memory the
+// Rows take the kernel the device's rule names (gen::choose_sample_spec with its balance; on fast memory the
 // short rows' rule: f32 over pairs at W = 16 and 32, f64 sample_small, pairs and W = 32, bf16 over pairs at W = 32,
 // whole rows kept in registers at f32 K = 16, 17, 20, 22 and 25 and bf16 K = 16, 31, 36, 45, 48, 50 and 61; odd K
-// by their phase),
+// by their phase; the longest rows the copies take without them, f32 K = 337 and 16-bit K = 561, 642 and 693),
 // and draw what that kernel draws when forced: in range, never a zero weight (every seventh row holds one), -1 for a
 // row of zeros only (short rows hold one now and then), counted in the report.
 template <typename T>
-void short_rows_draw_as_chosen(int K, gen::DeviceBalance device) {
+void rows_draw_as_chosen(int K, gen::DeviceBalance device) {
   const long long M = 40000 + K;  // not a whole number of groups or warps
   const std::vector<T> weights = random_weights<T>(M, K, K, 100 + K);
   const ElementType type = gen::element_type_of<T>;
@@ -439,14 +439,30 @@ void short_rows_draw_as_chosen(int K, gen::DeviceBalance device) {
 TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
-  for (int K : {12, 16, 17, 20, 22, 23, 24, 25, 48, 49, 64}) short_rows_draw_as_chosen<float>(K, device);
-  for (int K : {5, 20, 30, 37, 64}) short_rows_draw_as_chosen<double>(K, device);
-  for (int K : {12, 16, 31, 36, 45, 48, 50, 56, 61}) short_rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  for (int K : {12, 16, 17, 20, 22, 23, 24, 25, 48, 49, 64}) rows_draw_as_chosen<float>(K, device);
+  for (int K : {5, 20, 30, 37, 64}) rows_draw_as_chosen<double>(K, device);
+  for (int K : {12, 16, 31, 36, 45, 48, 50, 56, 61}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   if (device.fast_memory()) {
     EXPECT_EQ(gen::choose_sample_spec(48, ElementType::f32, {}, 1 << 20, device).operation,
               gen::Operation::sample_pairs);
     EXPECT_EQ(gen::choose_sample_spec(20, ElementType::f64, {}, 1 << 20, device).operation,
               gen::Operation::sample_small);
+  }
+  report_draws(current_test_name(), 0);
+}
+
+// Rows whose warps' copies the device's rule turns off on fast memory (KernelSpec::warp_copies; f32 K = 335-359, 16-bit
+// odd K = 433-447 and from 477, even K from 642) and their neighbours that keep them (f32 K = 325 with its remnant
+// padded, bf16 K = 640).
+TEST(GpuSampler, LongCopiedRowsDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  for (int K : {325, 337}) rows_draw_as_chosen<float>(K, device);
+  for (int K : {561, 640, 642, 693}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  rows_draw_as_chosen<bfly::half_bits>(561, device);
+  if (device.fast_memory()) {
+    EXPECT_FALSE(gen::choose_sample_spec(561, ElementType::bf16, {}, 1 << 20, device).warp_copies);
+    EXPECT_EQ(gen::choose_sample_spec(325, ElementType::f32, {}, 1 << 20, device).R, 0);
   }
   report_draws(current_test_name(), 0);
 }

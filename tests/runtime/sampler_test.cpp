@@ -5,6 +5,7 @@
 
 #include "bfly/error.hpp"
 #include "bfly/jit/driver.hpp"
+#include "bfly/spec/kernel_spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -319,6 +320,67 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   const gen::KernelSpec f64_64 = gen::choose_sample_spec(64, ElementType::f64, {}, 1 << 20, h200);
   EXPECT_EQ(f64_64.R, 8);
   EXPECT_EQ(f64_64.variant, gen::Variant::swap);
+}
+
+// f32 rows copied by their warps pad their remnant to a block on a device with fast memory (R = 0); the H100 keeps
+// R = 8, and so do rows not copied, rows already padded, and a caller's forced R.
+TEST(Sampler, CopiedF32RowsPadTheirRemnantOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType, gen::Operation;
+  const auto spec_at = [](int K, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    return gen::choose_sample_spec(K, ElementType::f32, options, 1 << 20, device);
+  };
+  for (int K : {65, 71, 97, 131, 280, 325}) {
+    const gen::KernelSpec fast = spec_at(K, h200), slow = spec_at(K, h100);
+    ASSERT_EQ(fast.operation, Operation::sample) << K;
+    EXPECT_TRUE(gen::copies_warp_rows(fast)) << K;
+    EXPECT_EQ(fast.R, 0) << K;
+    EXPECT_TRUE(fast.padded()) << K;
+    EXPECT_EQ(slow.R, 8) << K;
+    EXPECT_TRUE(slow.linear_remnant()) << K;
+  }
+  // Padded already (remnant > 8), no remnant, or not copied (K = 360 on: the copy would exceed its limit).
+  for (int K : {345, 352, 256, 361, 1001}) EXPECT_EQ(spec_at(K, h200).R, 8) << K;
+  EXPECT_FALSE(gen::copies_warp_rows(spec_at(361, h200)));
+  SamplerOptions forced_r;
+  forced_r.R = 8;
+  EXPECT_EQ(spec_at(325, h200, forced_r).R, 8);
+  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 keeps its pairs' rule (R = 0 was measured there
+  // and not taken).
+  EXPECT_EQ(spec_at(337, h200).R, 8);
+  EXPECT_NE(gen::choose_sample_spec(337, ElementType::bf16, {}, 1 << 20, h200).R, 0);
+}
+
+// The copies of the longest rows their rule takes are turned off on a device with fast memory (f32 K from 335, 16-bit
+// odd K of 433-447 and from 477, even K from 642); the H100 and f64 keep them, and so does a forced W or operation.
+TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType;
+  const auto copies = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, device);
+    return spec.warp_copies && gen::copies_warp_rows(spec);
+  };
+  const auto copy_off = [&](int K, ElementType type) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, {}, 1 << 20, h200);
+    return !spec.warp_copies;
+  };
+  for (int K : {335, 337, 346, 359}) {
+    EXPECT_TRUE(copy_off(K, ElementType::f32)) << K;
+    EXPECT_TRUE(copies(K, ElementType::f32, h100)) << K;
+  }
+  for (int K : {255, 326, 334}) EXPECT_TRUE(copies(K, ElementType::f32, h200)) << K;
+  EXPECT_FALSE(copy_off(360, ElementType::f32));  // past the copies' limit: nothing to turn off
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {433, 441, 447, 477, 561, 693, 719, 642, 678, 718}) {
+      EXPECT_TRUE(copy_off(K, type)) << K;
+      EXPECT_TRUE(copies(K, type, h100)) << K;
+    }
+    for (int K : {431, 449, 475, 432, 504, 640}) EXPECT_TRUE(copies(K, type, h200)) << K;
+  }
+  for (int K : {99, 150}) EXPECT_TRUE(copies(K, ElementType::f64, h200)) << K;
+  SamplerOptions forced_pairs;
+  forced_pairs.operation = gen::Operation::sample_pairs;
+  EXPECT_TRUE(copies(561, ElementType::bf16, h200, forced_pairs));
 }
 
 // gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.

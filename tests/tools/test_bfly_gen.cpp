@@ -400,6 +400,30 @@ TEST_F(BflyGen, LdaZHeaderCompilesWithNvcc) {
   EXPECT_EQ(compile.status, 0) << compile.out << compile.err;
 }
 
+// --no-warp-copies: the kernel of the spec with its warps' copies off, named with _nocopy, with no copy in its source,
+// and said again in the line that regenerates it; refused where no kernel copies (LDA, the forms, sample_split).
+TEST_F(BflyGen, NoWarpCopiesNamesAndGeneratesTheKernelWithoutCopies) {
+  const Result off = bfly_gen("show --K 561 --type bf16 --no-warp-copies");
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_NE(off.out.find("// bfly_sample_pairs_bf16_w16_k561_r8_addsub_nocopy\n"), std::string::npos);
+  EXPECT_NE(off.out.find("--variant addsub --no-warp-copies`."), std::string::npos);
+  EXPECT_EQ(off.out.find("start_rows_copy("), std::string::npos) << "no copy in a kernel without copies";
+  const Result on = bfly_gen("show --K 561 --type bf16");
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_NE(on.out.find("start_rows_copy("), std::string::npos) << "the rule's copy where copies are on";
+  const Result named = bfly_gen("show bfly_sample_pairs_bf16_w16_k561_r8_addsub_nocopy");
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_EQ(named.out, off.out);
+  const Result lda = bfly_gen("show --K 100 --operation lda_z --no-warp-copies");
+  EXPECT_EQ(lda.status, 2);
+  EXPECT_NE(lda.err.find("--no-warp-copies applies to --operation sample and sample_pairs only"), std::string::npos)
+      << lda.err;
+  const Result split = bfly_gen("show --K 100000 --no-warp-copies");
+  EXPECT_EQ(split.status, 2);
+  EXPECT_NE(split.err.find("--no-warp-copies: warp_copies = false is not allowed for sample_split"), std::string::npos)
+      << split.err;
+}
+
 // Logits without replacement from --input and --draws: the header's launch function takes the temperature and
 // num_samples after ld, and compiles with nvcc.
 TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {

@@ -66,11 +66,14 @@ const std::vector<Flag> kSpecFlags = {
     {"--draws", "D",
      "draws per row of a sample kernel: one (default for weights), with_replacement (num_samples draws from one "
      "table; default for logits) or without_replacement (num_samples distinct categories), the same for sample_split"},
+    {"--no-warp-copies", "",
+     "a sample or sample_pairs kernel that never copies its warps' rows into shared memory (default: the rule's copy "
+     "where it applies, docs/DESIGN.md section 14; the name ends in _nocopy)"},
 };
 
 constexpr std::string_view kSpecUsage =
     "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP] [--input KIND] "
-    "[--draws D]";
+    "[--draws D] [--no-warp-copies]";
 
 std::vector<Flag> with_spec_flags(std::vector<Flag> flags) {
   flags.insert(flags.begin(), kSpecFlags.begin(), kSpecFlags.end());
@@ -142,10 +145,20 @@ gen::KernelSpec spec_from_args(const Args& args) {
       spec.draws = checked_flag("--draws", *text, [&] { return gen::parse_draws(*text); });
     const std::string_view flag = args.has("--draws") ? "--draws" : "--input";  // logits with one draw: --draws
     checked_flag(flag, args.value(flag).value_or(""), [&] { spec.validate(); });
+    if (args.has("--no-warp-copies")) {
+      spec.warp_copies = false;
+      try {
+        spec.validate();
+      } catch (const Error& e) {
+        throw UsageError(fmt::format("--no-warp-copies: {}", e.what()));
+      }
+    }
     return spec;
   }
   if (args.has("--input") || args.has("--draws"))
     throw UsageError("--input and --draws apply to --operation sample and sample_split only");
+  if (args.has("--no-warp-copies"))
+    throw UsageError("--no-warp-copies applies to --operation sample and sample_pairs only");
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;
@@ -171,7 +184,8 @@ std::optional<gen::LdaBaselineSpec> baseline_from_args(const Args& args) {
       args.positionals().empty() ? std::nullopt : std::optional(args.positionals().front());
   const bool named = name && name->starts_with(kBaselineNamePrefix);
   if (!named && !args.has("--baseline")) return std::nullopt;
-  for (const std::string_view flag : {"--W", "--remnant", "--variant", "--operation", "--input", "--draws"})
+  for (const std::string_view flag :
+       {"--W", "--remnant", "--variant", "--operation", "--input", "--draws", "--no-warp-copies"})
     if (args.has(flag))
       throw UsageError(fmt::format("{} does not apply to an LDA baseline, which has only --K and --type", flag));
   if (name) {

@@ -19,6 +19,9 @@ struct SampleChoice {
   // Operation::sample_small (several short rows per lane), Operation::sample_split (one row over several CTAs) or
   // Operation::sample_split_pairs (the same over pairs of weights).
   std::optional<Operation> operation;
+  // Whether the plain sample kernel may copy its warps' rows into shared memory (KernelSpec::warp_copies; false:
+  // never). Unset: the device's rule (on fast memory the longest rows the copies' rule takes go without them).
+  std::optional<bool> warp_copies;
 };
 
 // What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes

@@ -83,6 +83,11 @@ struct KernelSpec {
   // The form of a `sample` or `sample_split` kernel (the others keep the defaults); a row of BFLY_SAMPLE_FORMS each.
   InputKind input = InputKind::weights;
   Draws draws = Draws::one;
+  // Whether the plain sample kernel (sample, sample_pairs) may copy its warps' rows into shared memory where the rule
+  // allows (gen::copies_warp_rows, docs/DESIGN.md section 14); false keeps the ring or register loads for every
+  // stride. The chooser turns copies off where a device's memory outruns them (gen::choose_sample_spec); the name of
+  // such a kernel ends in _nocopy.
+  bool warp_copies = true;
 
   static constexpr int kMaxK = 1 << 20;
   static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
@@ -113,7 +118,9 @@ struct KernelSpec {
 
 // "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
 // first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
+// bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, and _nocopy after it for a spec with warp_copies = false.
 std::string kernel_name(const KernelSpec& spec);
+inline constexpr std::string_view kNoWarpCopiesSuffix = "_nocopy";
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
