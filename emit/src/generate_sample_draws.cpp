@@ -19,7 +19,7 @@ namespace {
 bool logits(const KernelSpec& spec) { return spec.input == InputKind::logits; }
 bool distinct(const KernelSpec& spec) { return spec.draws == Draws::without_replacement; }
 
-std::string header_comment(const KernelSpec& spec, const std::string& name) {
+std::string sample_draws_header_comment(const KernelSpec& spec, const std::string& name) {
   CodeWriter w;
   emit::header_preamble(spec, name, w);
   std::string about = fmt::format(
@@ -328,7 +328,7 @@ Source generate_sample_draws(const KernelSpec& spec) {
     for (std::size_t at; (at = constants_text.find("type of the weights")) != std::string::npos;)
       constants_text.replace(at, 19, "type of the logits");
   std::map<std::string, std::string> values = {
-      {"header_comment", header_comment(spec, name)},
+      {"header_comment", sample_draws_header_comment(spec, name)},
       {"constants", without_trailing_newline(constants_text)},
       {"device_functions", without_trailing_newline(functions.text())},
       {"shared_memory", without_trailing_newline(shared.text())},

@@ -44,7 +44,7 @@ void small_stage(const KernelSpec& spec, const LaunchGeometry& g, CodeWriter& w)
   }
 }
 
-std::string header_comment(const KernelSpec& spec, const std::string& name) {
+std::string sample_small_header_comment(const KernelSpec& spec, const std::string& name) {
   CodeWriter w;
   header_preamble(spec, name, w);
   w.line("// The sample_small kernel: it {}, for short rows: the transposed access of Steele and", family_of(spec).summary);
@@ -65,7 +65,7 @@ Source generate_sample_small(const KernelSpec& spec) {
   small_constants(spec, geometry, constants);
   small_stage(spec, geometry, stage);
   std::map<std::string, std::string> values = {
-      {"header_comment", header_comment(spec, name)},
+      {"header_comment", sample_small_header_comment(spec, name)},
       {"constants", without_trailing_newline(constants.text())},
       {"stage", without_trailing_newline(stage.text())},
   };

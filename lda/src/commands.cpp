@@ -1,6 +1,8 @@
 // bfly-lda infer and evaluate (see commands.hpp).
 #include "bfly/lda/commands.hpp"
 
+#include "seconds_since.hpp"
+
 #include "bfly/output_file.hpp"
 
 #include <fmt/format.h>
@@ -11,10 +13,6 @@
 
 namespace bfly::lda {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 void print_line(const std::string& line) {
   std::printf("%s\n", line.c_str());
@@ -39,7 +37,7 @@ Corpus load_task_documents(const ModelTaskSettings& s, const Model& model) {
                             : read_uci_for(model, *s.docword, *s.vocab, s.max_docs);
   print_line(fmt::format("documents: {} of {} input documents have words of the model, {} tokens (read in {:.2f} s)",
                          documents.num_docs(), documents.input_documents, documents.num_tokens(),
-                         seconds_since(start)));
+                         detail::seconds_since(start)));
   if (documents.num_docs() == 0) throw RunError("no document has a word of the model's vocabulary");
   return documents;
 }
@@ -64,7 +62,7 @@ void run_infer(const ModelTaskSettings& s) {
   print_line(fmt::format("inferred theta of {} documents: {} iterations ({} averaged), seed {}, {} in {:.2f} s",
                          documents.num_docs(), o.iterations,
                          o.iterations - (o.burn_in >= 0 ? o.burn_in : o.iterations / 2), o.seed, inference.engine,
-                         seconds_since(start)));
+                         detail::seconds_since(start)));
   namespace fs = std::filesystem;
   fs::create_directories(*s.out);
   const std::vector<std::int64_t> order = input_order(documents);  // rows in input order

@@ -1,6 +1,8 @@
 // The data-parallel iteration engine and the CPU rank (see data_parallel.hpp).
 #include "bfly/lda/data_parallel.hpp"
 
+#include "seconds_since.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,10 +13,6 @@
 
 namespace bfly::lda {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 template <typename T>
 class CpuShardEngine final : public ShardEngine<T> {
@@ -233,7 +231,7 @@ typename IterationEngine<T>::Step DataParallelEngine<T>::step(std::uint32_t t) {
       if (result.report.invalid_tokens == 0) result.report.first_invalid = static_cast<std::int64_t>(all[2 * r + 1]);
       result.report.invalid_tokens += static_cast<std::int64_t>(all[2 * r]);
     }
-  phases_.zstep = result.zstep_seconds = seconds_since(start);
+  phases_.zstep = result.zstep_seconds = detail::seconds_since(start);
   if (result.report.invalid_tokens > 0) return result;
 
   start = std::chrono::steady_clock::now();
@@ -241,16 +239,16 @@ typename IterationEngine<T>::Step DataParallelEngine<T>::step(std::uint32_t t) {
     local_[i]->count();
     local_[i]->finish();
   });
-  phases_.count = seconds_since(start);
+  phases_.count = detail::seconds_since(start);
 
   start = std::chrono::steady_clock::now();
   exchange_counts();
   for_each_local([&](std::size_t i) { local_[i]->finish(); });
-  phases_.all_reduce = seconds_since(start);
+  phases_.all_reduce = detail::seconds_since(start);
 
   start = std::chrono::steady_clock::now();
   result.log_likelihood = estimate_and_log_likelihood(t);
-  phases_.estimate = seconds_since(start);
+  phases_.estimate = detail::seconds_since(start);
   return result;
 }
 

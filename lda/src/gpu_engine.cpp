@@ -1,6 +1,7 @@
 // GpuEngine: bfly-lda's iteration on the GPU through bfly::rt::LdaZStep and bfly::rt::LdaIteration.
 #include "bfly/lda/gpu_engine.hpp"
 
+#include "device_copies.hpp"
 #include "device_mean_sums.hpp"
 
 #include "bfly/spec/kernel_spec.hpp"
@@ -17,19 +18,12 @@
 namespace bfly::lda {
 namespace {
 
+using detail::allocate;
+using detail::download;
 template <typename V>
 void upload(const rt::DeviceBuffer& buffer, const V* data, std::size_t count) {
-  if (count == 0) return;
-  rt::check(rt::driver().MemcpyHtoD(buffer.get(), data, count * sizeof(V)), "cuMemcpyHtoD");
+  detail::upload(buffer.get(), data, count);
 }
-
-template <typename V>
-void download(V* data, CUdeviceptr from, std::size_t count) {
-  if (count == 0) return;
-  rt::check(rt::driver().MemcpyDtoH(data, from, count * sizeof(V)), "cuMemcpyDtoH");
-}
-
-rt::DeviceBuffer allocate(std::size_t bytes) { return rt::DeviceBuffer(std::max<std::size_t>(bytes, 8)); }
 
 rt::LdaZOptions z_options(const GpuEngineOptions& options) {
   rt::LdaZOptions z;

@@ -2,6 +2,7 @@
 #include "bfly/lda/multi_gpu.hpp"
 
 #include "device_context.hpp"
+#include "device_copies.hpp"
 #include "device_mean_sums.hpp"
 
 #include "bfly/jit/driver.hpp"
@@ -16,19 +17,9 @@
 namespace bfly::lda {
 namespace {
 
-template <typename V>
-void upload(CUdeviceptr to, const V* data, std::size_t count) {
-  if (count == 0) return;
-  rt::check(rt::driver().MemcpyHtoD(to, data, count * sizeof(V)), "cuMemcpyHtoD");
-}
-
-template <typename V>
-void download(V* data, CUdeviceptr from, std::size_t count) {
-  if (count == 0) return;
-  rt::check(rt::driver().MemcpyDtoH(data, from, count * sizeof(V)), "cuMemcpyDtoH");
-}
-
-rt::DeviceBuffer allocate(std::size_t bytes) { return rt::DeviceBuffer(std::max<std::size_t>(bytes, 8)); }
+using detail::allocate;
+using detail::download;
+using detail::upload;
 
 template <typename T>
 class GpuShardEngine final : public ShardEngine<T> {

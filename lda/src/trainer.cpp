@@ -1,6 +1,8 @@
 // The trainer's iteration loop, its checkpoint file and its output files.
 #include "bfly/lda/trainer.hpp"
 
+#include "seconds_since.hpp"
+
 #include "bfly/output_file.hpp"
 
 #include <fmt/format.h>
@@ -172,10 +174,6 @@ std::string checkpoint_file(const std::string& path) {
   return std::filesystem::is_directory(path) ? (std::filesystem::path(path) / "checkpoint.bin").string() : path;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // The asymmetric alpha that follows the header when the flags say so (K doubles), into info.options.priors.
 void read_alpha(CheckpointReader& in, CheckpointInfo& info) {
   if (!info.asymmetric_alpha) return;
@@ -240,7 +238,7 @@ class CpuEngine final : public IterationEngine<T> {
     }
     result.report = zstep_->run(*corpus_, options_.topics, theta_, phi_, z_, options_.seed, t,
                                 collapsed ? &*collapsed : nullptr);
-    result.zstep_seconds = seconds_since(start);
+    result.zstep_seconds = detail::seconds_since(start);
     if (result.report.invalid_tokens > 0) return result;
     counts_ = count_topics(*corpus_, options_.topics, z_, options_.threads);
     estimate(t);
@@ -430,7 +428,7 @@ IterationStats Trainer<T>::step() {
   IterationStats stats;
   stats.iteration = t;
   stats.zstep_seconds = result.zstep_seconds;
-  stats.iteration_seconds = seconds_since(start);
+  stats.iteration_seconds = detail::seconds_since(start);
   stats.ll_per_token = ll_per_token_;
   train_seconds_ += stats.iteration_seconds;
   return stats;
@@ -526,7 +524,7 @@ void Trainer<T>::add_means_to_average() {
     for (std::size_t i = 0; i < phi.size(); ++i) phi_sum_[i] += static_cast<double>(phi[i]);
   }
   ++averaged_;
-  train_seconds_ += seconds_since(start);
+  train_seconds_ += detail::seconds_since(start);
 }
 
 template <typename T>

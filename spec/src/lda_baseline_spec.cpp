@@ -17,7 +17,7 @@ namespace {
 constexpr std::array kBaselineNames = {std::pair{LdaBaseline::alg1, std::string_view("alg1")},
                                        std::pair{LdaBaseline::alg4, std::string_view("alg4")}};
 constexpr std::string_view kNamePrefix = "bfly_lda_";
-constexpr int kThreadsPerCta = 128;  // as bfly's lda_z kernel: one document per thread
+constexpr int kBaselineThreadsPerCta = 128;  // as bfly's lda_z kernel: one document per thread
 
 }  // namespace
 
@@ -89,8 +89,8 @@ const KernelFamily& family_of(const LdaBaselineSpec& spec) {
 LaunchGeometry launch_geometry(const LdaBaselineSpec& spec) {
   spec.validate();
   LaunchGeometry g;
-  g.threads_per_cta = kThreadsPerCta;
-  g.rows_per_cta = kThreadsPerCta;  // one document per thread
+  g.threads_per_cta = kBaselineThreadsPerCta;
+  g.rows_per_cta = kBaselineThreadsPerCta;  // one document per thread
   return g;
 }
 
