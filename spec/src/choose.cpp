@@ -239,19 +239,17 @@ bool skips_warp_copies(const KernelSpec& spec, const SampleChoice& forced) {
 }
 
 // f32 rows copied by their warps on a device with fast memory (K up to kF32UncopiedFromK) pad their remnant to a block
-// (R = 0). The copies hold
-// 4 or 5 one-warp CTAs an SM, whose pass 1 on the copy is bound by its own latency (ncu: 75-85 % of the stall
-// samples there, 13-17 % waiting for the copy; bench/results/h200-2026-12-03-s14c3-ncu-*), and a remnant searched
-// linearly costs them more than the padded block: f32 K = 337 (remnant 1) issued 96 M instructions against K = 345's
-// 83 M (padded). On the H200 at 1 GiB the 66 f32 K measured of the copies with a remnant of 1-8 columns (K = 65-358)
-// read 0.81-0.96 of the read ceiling with R = 0 against 0.65-0.94, none lower (+0.004 to +0.17: K = 71 0.796 ->
-// 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325 0.784 -> 0.935; K = 337 0.672 -> 0.808, where no copy reads 0.895
-// and is taken, above), the 65 padded K within
-// 0.006 either way (-s14c4-switches-f32.csv, -s14c5-switches-f32.csv: the same binary with and without R = 0, by an
-// experimental switch). Forms, LDA and a caller's forced R, W or operation keep theirs.
+// (R = 0). The copies hold 4 or 5 one-warp CTAs an SM, whose pass 1 on the copy is bound by its own latency (ncu:
+// 75-85 % of the stall samples there, 13-17 % waiting for the copy; bench/results/h200-2026-12-03-s14c3-ncu-*), and a
+// remnant searched linearly costs them more than the padded block: f32 K = 337 (remnant 1) issued 96 M instructions
+// against K = 345's 83 M (padded). On the H200 at 1 GiB the 66 f32 K measured of the copies with a remnant of 1-8
+// columns (K = 65-358) read 0.81-0.96 of the read ceiling with R = 0 against 0.65-0.94, none lower (+0.004 to +0.17:
+// K = 71 0.796 -> 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325 0.784 -> 0.935; K = 337 0.672 -> 0.808, where no
+// copy reads 0.895 and is taken, above), the 65 padded K within 0.006 either way (-s14c4-switches-f32.csv,
+// -s14c5-switches-f32.csv: the same binary with and without R = 0, by an experimental switch). copies_warp_rows
+// leaves out the forms and LDA; a caller's forced R, W or operation keeps its own.
 bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
-  return spec.type == ElementType::f32 && spec.operation == Operation::sample && spec.input == InputKind::weights &&
-         spec.draws == Draws::one && !forced.R && !forced.W && !forced.operation && spec.linear_remnant() &&
+  return spec.type == ElementType::f32 && !forced.R && !forced.W && !forced.operation && spec.linear_remnant() &&
          copies_warp_rows(spec);
 }
 }  // namespace
