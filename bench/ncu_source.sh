@@ -7,6 +7,7 @@
 # reason: ncu --page source --print-source sass) and the sections' numbers appended to $OUT/ncu-source-details.txt.
 # The kernel profiled is the first launch of a row kernel (bfly_sample_<type>... or bfly_sample_pairs_<type>...; not
 # sample_split), with the clocks left alone (--clock-control none). `python3 bench/stall_phases.py --step` reads the CSVs.
+# NCU_SECTIONS adds sections to the details (e.g. NCU_SECTIONS="MemoryWorkloadAnalysis MemoryWorkloadAnalysis_Tables").
 set -uo pipefail
 bench=$1; shift
 out=${OUT:-.}
@@ -18,6 +19,7 @@ for point in "$@"; do
   echo "=== $point" | tee -a "$out/ncu-source-details.txt"
   ncu --clock-control none -k "regex:^bfly_sample_(pairs_)?${type}_" -c 1 --import-source no \
       --section SourceCounters --section WarpStateStats --section SpeedOfLight --section Occupancy \
+      $(for section in ${NCU_SECTIONS:-}; do echo --section "$section"; done) \
       -o "$work/$name" -f "$bench" --types "$type" --K "$K" --M "$M" --algorithms "$algorithm" --runs 1 --warmup 0 \
       > "$work/$name.log" 2>&1 || { tail -20 "$work/$name.log" | tee -a "$out/ncu-source-details.txt"; continue; }
   ncu -i "$work/$name.ncu-rep" --page details >> "$out/ncu-source-details.txt" 2>&1
