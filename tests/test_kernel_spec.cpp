@@ -486,6 +486,49 @@ TEST(KernelSpec, WarpCopiesOffIsNamedAndNeverCopies) {
     EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
 }
 
+// A plain sample kernel whose ring stages rows on 16 bytes anywhere (KernelSpec::ring_anywhere = true, the rule of fast
+// memory for rows off 32-byte sectors): named with _anywhere (after _nocopy) and described so, staged anywhere, and
+// allowed only where the ring would read the rows of a tile at one place.
+TEST(KernelSpec, RingAnywhereIsNamedAndStagesAnywhere) {
+  KernelSpec spec = w16_spec(182, ElementType::f64);
+  spec.variant = Variant::swap;
+  ASSERT_GT(pass1_stages(spec), 0);
+  ASSERT_FALSE(stages_rows_anywhere(spec));  // rows of 1456 bytes: on 16 bytes, read at one place
+  spec.ring_anywhere = true;
+  EXPECT_TRUE(stages_rows_anywhere(spec));
+  EXPECT_EQ(kernel_name(spec), "bfly_sample_f64_w16_k182_r8_swap_anywhere");
+  EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  EXPECT_FALSE(parse_kernel_name("bfly_sample_f64_w16_k182_r8_swap").ring_anywhere);
+  EXPECT_EQ(describe(spec), "W=16 K=182 R=8 type=f64 variant=swap operation=sample ring=anywhere");
+  KernelSpec both = w16_spec(340, ElementType::f32);
+  both.warp_copies = false;
+  both.ring_anywhere = true;
+  EXPECT_EQ(kernel_name(both), "bfly_sample_f32_w16_k340_r8_addsub_nocopy_anywhere");
+  EXPECT_EQ(parse_kernel_name(kernel_name(both)), both);
+  KernelSpec pairs = w16_spec(1032, ElementType::bf16, Operation::sample_pairs);
+  ASSERT_FALSE(stages_rows_anywhere(pairs));
+  pairs.ring_anywhere = true;
+  EXPECT_NO_THROW(pairs.validate());
+  EXPECT_TRUE(stages_rows_anywhere(pairs));
+  // Not where it would change nothing: rows staged anywhere already (odd K), rows not staged, the forms, the split
+  // kernel; and the suffixes only in their order.
+  for (KernelSpec bad : {w16_spec(181, ElementType::f64), w16_spec(128, ElementType::f32),
+                         w16_spec(1001, ElementType::bf16, Operation::sample_pairs)}) {
+    bad.ring_anywhere = true;
+    EXPECT_THROW(bad.validate(), bfly::Error) << kernel_name(bad);
+  }
+  KernelSpec logits = w16_spec(182, ElementType::f32);
+  logits.input = InputKind::logits;
+  logits.draws = Draws::with_replacement;
+  ASSERT_NO_THROW(logits.validate());
+  logits.ring_anywhere = true;
+  EXPECT_THROW(logits.validate(), bfly::Error);
+  for (const char* bad :
+       {"bfly_sample_split_f64_w32_k5000_r0_swap_anywhere", "bfly_sample_f64_w16_k181_r8_swap_anywhere",
+        "bfly_sample_f32_w16_k340_r8_addsub_anywhere_nocopy", "bfly_sample_f64_w16_k182_r8_anywhere"})
+    EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
+}
+
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
 // the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
 // over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the

@@ -193,13 +193,14 @@ std::string aot_header(const Source& source, const KernelFamily& family, std::st
 std::string aot_header(const KernelSpec& spec) {
   return aot_header(generate(spec), family_of(spec),
                     fmt::format("bfly-gen generate --operation {} --K {} --W {} --remnant {} --type {} "
-                                "--variant {}{}{} -o FILE",
+                                "--variant {}{}{}{} -o FILE",
                                 name_of(spec.operation), spec.K, spec.W, spec.R, name_of(spec.type),
                                 name_of(spec.variant),
                                 spec.input == InputKind::weights && spec.draws == Draws::one
                                     ? std::string()
                                     : fmt::format(" --input {} --draws {}", name_of(spec.input), name_of(spec.draws)),
-                                spec.warp_copies ? "" : " --no-warp-copies"),
+                                spec.warp_copies ? "" : " --no-warp-copies",
+                                spec.ring_anywhere ? " --ring-anywhere" : ""),
                     spec.K);
 }
 

@@ -52,6 +52,7 @@ gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& requ
   // A caller that forces an operation without these forms gets validate()'s error.
   gen::SampleChoice choice = forced;
   choice.warp_copies = std::nullopt;  // the forms (logits, several draws) never copy their warps' rows
+  choice.ring_anywhere = std::nullopt;  // ... nor stage rows on 16 bytes anywhere
   if (!choice.operation)
     choice.operation = gen::rows_split_by_shape(K, type, M) ? gen::Operation::sample_split : gen::Operation::sample;
   gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);

@@ -252,6 +252,53 @@ bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
   return spec.type == ElementType::f32 && !forced.R && !forced.W && !forced.operation && spec.linear_remnant() &&
          copies_warp_rows(spec);
 }
+
+// Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and
+// f64 rows of K = 4 mod 8 (below), that the ring would read at one place (every row of a tile at the same place) are
+// staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land in the ring rotated by its phase, and where the phases
+// of neighbouring rows differ by an odd number of 16-byte pieces a warp's 16-byte copies conflict in shared memory and
+// ask L2 again for the sectors they share: ncu on the H200 (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24
+// L2 sectors and 10-12 shared-memory wavefronts a copy instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184
+// and 192 (L2 hit rate 37 % against 6-8 %: the copies served twice). Staged anywhere, memory's lines land in place and
+// each row is read at its own phase, whose 16-byte steps keep the tile's reads free of conflicts. On the H200 at 1 GiB,
+// the same binary with and without (an experimental switch; -s15c2-switches-{f64-short,f32}.csv,
+// -s15c3-switches-{bf16,f16}.csv):
+// - f64 K = 182-390 of K = 2 mod 4 read 0.867-0.934 against 0.843-0.886 (median 0.870 -> 0.916, every K up: K = 202
+//   0.878 -> 0.925, 366 0.861 -> 0.918), while K = 0 mod 4 and odd K stayed within 0.007 (rule not taken there);
+// - f32 K = 340-388 of K = 4 mod 8 (the uncopied rows): +0.028 to +0.044 at 340, 356, 364, 372 and 388, -0.022 at 348
+//   and -0.004 at 380 (K = 340 0.798 -> 0.842); from K = 392 f32 and f64 were staged anywhere already;
+// - bf16 K = 984-2040 of K = 8 mod 16 over pairs +0.028 to +0.056 (median 0.864 -> 0.907; K = 1096 0.874 -> 0.930),
+//   f16 K = 984-4088 +0.026 to +0.056 (and bf16 K = 2056-4088 +0.032 to +0.045), while K = 648-968 went either way
+//   (bf16 -0.029 to +0.049, f16 -0.023 to +0.028) and keep the ring at one place, as do K = 0 mod 16 (median 0.000 and
+//   -0.005 staged anywhere).
+// f64 rows of K = 4 mod 8 lie on sectors but step 32 bytes, so that neighbouring rows land 32 bytes apart at one place
+// (ncu: 6 wavefronts a copy at K = 184 against 4 at 192, the same sectors). Staged anywhere, the 67 f64 K = 492-1020
+// of K = 4 mod 8 read a median of 0.875 -> 0.905 (+0.006 to +0.062, K = 1020 0.860 -> 0.922; -s15c6-switches-f64.csv,
+// two runs each in turn), and on another H200 0.892 -> 0.903 (-0.004 to +0.042; -s15c2-switches-f64-long.csv), while
+// K = 404-484 went either way (-0.011 to +0.025), f64 K = 8 mod 16 lost (median -0.006), and f32 K = 8 mod 16 and
+// 16-bit K = 16 mod 32 over pairs moved either way (medians +0.001 and +0.006; -0.016 to +0.017 and -0.053 to +0.022):
+// only f64 K = 4 mod 8 from 492 to 1020 takes it (longer rows not measured).
+// The rule against main's head, one run each (-s15c4-variants-*.csv): f64 K = 182-390 of K = 2 mod 4 median 0.871 ->
+// 0.916 (under 0.90: 53 -> 6 K), bf16 K = 984-4088 of K = 8 mod 16 0.862 -> 0.908 (70 -> 12), f16 0.861 -> 0.905
+// (24 -> 9), f32 K = 340-388 0.845 -> 0.870 (348 -0.023 again), every other K within 0.006.
+// The H100 measured single weights staged anywhere only from K = 392 (kernel_spec.cpp, rows_off_sectors: f64 K =
+// 182-262 lost there), so other devices keep that rule. The forms and LDA never stage this way; a caller's forced W or
+// operation keeps the kernel as the rules above give it.
+constexpr int kSectorBytes = 32;
+constexpr int kFastMemoryPairsAnywhereFromK = 984;
+constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 1020;  // f64 K = 4 mod 8
+// Whether the kernel's ring reads the rows of a tile at one place where they start on 16 bytes (KernelSpec::
+// ring_anywhere would change it).
+bool ring_reads_rows_at_one_place(const KernelSpec& spec) {
+  return pass1_stages(spec) > 0 && !stages_rows_anywhere(spec);
+}
+bool stages_off_sectors_anywhere(const KernelSpec& spec, const SampleChoice& forced) {
+  if (forced.W || forced.operation || !ring_reads_rows_at_one_place(spec)) return false;
+  if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0)
+    return spec.weights_per_column() == 1 || spec.K >= kFastMemoryPairsAnywhereFromK;
+  return spec.type == ElementType::f64 && spec.weights_per_column() == 1 && spec.K % 8 == 4 &&
+         spec.K >= kFastMemoryF64HalfLinesFromK && spec.K <= kFastMemoryF64HalfLinesToK;
+}
 }  // namespace
 
 bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
@@ -328,6 +375,11 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   else if (fast_memory && skips_warp_copies(spec, forced))
     spec.warp_copies = false;
   if (fast_memory && pads_copied_remnant(spec, forced)) spec.R = 0;
+  if (forced.ring_anywhere)  // where the ring would read the rows at one place; elsewhere there is nothing to change
+    spec.ring_anywhere = *forced.ring_anywhere && ring_reads_rows_at_one_place(spec);
+  else if (fast_memory && stages_off_sectors_anywhere(spec, forced))
+    spec.ring_anywhere = true;
+  spec.validate();
   return spec;
 }
 
@@ -398,7 +450,11 @@ KernelSpec choose_lda_z_spec(int K, ElementType type, const LdaZChoice& forced) 
   if (!is_lda(operation))
     throw Error(fmt::format("the LDA z-step's operation = {} is not an LDA z-step; use lda_z_doc or lda_z",
                             name_of(operation)));
-  SampleChoice sample{forced.W, forced.variant, forced.R, Operation::sample};
+  SampleChoice sample;  // the row kernel's choices that the LDA z-step may force
+  sample.W = forced.W;
+  sample.variant = forced.variant;
+  sample.R = forced.R;
+  sample.operation = Operation::sample;
   if (operation == Operation::lda_z_doc) {
     // One document per group: W = 32 from doc_w32_from_k(type) on, and addsub in both types (quick run of
     // 2026-11-23, K = 1024: f64 4.07 ms against 4.49 for swap; f32 2.02 against 2.22).

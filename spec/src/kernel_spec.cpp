@@ -298,6 +298,15 @@ void KernelSpec::validate() const {
                             has_forms(operation) ? fmt::format(" with input = {}, draws = {}", name_of(input),
                                                                name_of(draws))
                                                  : std::string()));
+  if (ring_anywhere) {
+    KernelSpec in_row_order = *this;
+    in_row_order.ring_anywhere = false;
+    if (pass1_stages(*this) == 0 || stages_rows_anywhere(in_row_order))
+      throw Error(fmt::format("ring_anywhere = true is not allowed for {} K = {} {}: only a plain sample kernel "
+                              "(sample, sample_pairs; weights, one draw) whose pass-1 ring would stage its rows in row "
+                              "order takes it (rows on 16 bytes, long enough to stage)",
+                              name_of(operation), K, name_of(type)));
+  }
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -307,14 +316,15 @@ void KernelSpec::validate() const {
 int KernelSpec::log2_w() const { return std::countr_zero(static_cast<unsigned>(W)); }
 
 std::string kernel_name(const KernelSpec& spec) {
-  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
-                     name_of(spec.variant), spec.warp_copies ? "" : kNoWarpCopiesSuffix);
+  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}{}{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
+                     name_of(spec.variant), spec.warp_copies ? "" : kNoWarpCopiesSuffix,
+                     spec.ring_anywhere ? kRingAnywhereSuffix : "");
 }
 
 KernelSpec parse_kernel_name(std::string_view name) {
   const auto fail = [&](std::string_view why) {
     return Error(fmt::format("'{}' is not a bfly kernel name ({}); expected the form "
-                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy], e.g. "
+                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy][_anywhere], e.g. "
                              "bfly_sample_f32_w32_k1024_r8_addsub", name, why));
   };
   std::vector<std::string_view> fields;
@@ -325,7 +335,10 @@ KernelSpec parse_kernel_name(std::string_view name) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy]; the operation may itself contain '_' (lda_z_doc).
+  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy][_anywhere]; the operation may itself contain '_'
+  // (lda_z_doc).
+  const bool ring_anywhere = fields.size() > 7 && "_" + std::string(fields.back()) == kRingAnywhereSuffix;
+  if (ring_anywhere) fields.pop_back();
   const bool no_warp_copies = fields.size() > 7 && "_" + std::string(fields.back()) == kNoWarpCopiesSuffix;
   if (no_warp_copies) fields.pop_back();
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
@@ -351,6 +364,7 @@ KernelSpec parse_kernel_name(std::string_view name) {
     spec.R = tagged(fields[5], 'r', "R");
     spec.variant = parse_variant(fields[6]);
     spec.warp_copies = !no_warp_copies;
+    spec.ring_anywhere = ring_anywhere;
   } catch (const Error& e) {
     throw fail(e.what());
   }
@@ -576,7 +590,7 @@ bool rows_off_sectors(const KernelSpec& spec) {
 }  // namespace
 
 bool stages_rows_anywhere(const KernelSpec& spec) {
-  return stages_blocks(spec) && (tight_rows_off_16_bytes(spec.K, spec.type) ||
+  return stages_blocks(spec) && (spec.ring_anywhere || tight_rows_off_16_bytes(spec.K, spec.type) ||
                                  spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0 ||
                                  rows_off_sectors(spec));
 }
@@ -733,6 +747,7 @@ std::string describe(const KernelSpec& spec) {
   if (spec.input != InputKind::weights || spec.draws != Draws::one)
     text += fmt::format(" input={} draws={}", name_of(spec.input), name_of(spec.draws));
   if (!spec.warp_copies) text += " warp_copies=off";
+  if (spec.ring_anywhere) text += " ring=anywhere";
   return text;
 }
 

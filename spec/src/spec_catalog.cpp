@@ -67,6 +67,18 @@ std::vector<KernelSpec> draw_test_specs() {
   uncopied.warp_copies = false;
   uncopied.validate();
   specs.push_back(uncopied);
+  // Rows on 16 bytes but off 32-byte sectors staged anywhere (KernelSpec::ring_anywhere, the rule of fast memory):
+  // f64 K = 182 (a remnant of 6, 11 blocks) and f32 K = 340 without copies (a remnant of 4, 21 blocks), whose ring
+  // would otherwise read at one place.
+  KernelSpec anywhere_f64{16, 182, 8, ElementType::f64, Variant::swap, Operation::sample};
+  anywhere_f64.ring_anywhere = true;
+  KernelSpec anywhere_f32{16, 340, 8, ElementType::f32, Variant::addsub, Operation::sample};
+  anywhere_f32.warp_copies = false;
+  anywhere_f32.ring_anywhere = true;
+  for (const KernelSpec& spec : {anywhere_f64, anywhere_f32}) {
+    spec.validate();
+    specs.push_back(spec);
+  }
   return specs;
 }
 
@@ -121,6 +133,7 @@ std::vector<KernelSpec> pairs_test_specs() {
     int W, K, R;
     Variant variant;
     bool warp_copies = true;
+    bool ring_anywhere = false;  // where the type's ring would read the rows at one place; else as the rule stages
   };
   constexpr Geometry kGeometries[] = {
       {16, 2, 8, Variant::addsub},     // one column, searched linearly
@@ -152,12 +165,16 @@ std::vector<KernelSpec> pairs_test_specs() {
       // 16-bit rows that the copies' rule would take, with the copies turned off (KernelSpec::warp_copies, the rule
       // of fast memory): the staged ring for rows packed tightly too.
       {16, 561, 8, Variant::addsub, false},  // odd: a remnant of 9 padded, 18 blocks
+      // 16-bit rows of K = 8 mod 16 (on 16 bytes, off 32-byte sectors) staged anywhere (KernelSpec::ring_anywhere, the
+      // rule of fast memory); f32 pairs the same, f64 pairs (16-byte columns) are not staged.
+      {16, 1032, 8, Variant::swap, true, true},  // a remnant of 4, 32 blocks
   };
   std::vector<KernelSpec> specs;
   for (const ElementTypeInfo& element : kElementTypes)
     for (const Geometry& g : kGeometries) {
       KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
       spec.warp_copies = g.warp_copies;
+      spec.ring_anywhere = g.ring_anywhere && pass1_stages(spec) > 0 && !stages_rows_anywhere(spec);
       spec.validate();
       specs.push_back(spec);
     }

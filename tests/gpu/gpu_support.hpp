@@ -24,8 +24,8 @@
 
 namespace bfly::test {
 
-// Sampler options that force the spec's operation, W, variant, R and warps' copies, so that the Sampler runs exactly
-// its kernel.
+// Sampler options that force the spec's operation, W, variant, R, warps' copies and ring, so that the Sampler runs
+// exactly its kernel.
 inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   rt::SamplerOptions options;
   options.operation = spec.operation;
@@ -33,6 +33,7 @@ inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   options.variant = spec.variant;
   options.R = spec.R;
   options.warp_copies = spec.warp_copies;
+  options.ring_anywhere = spec.ring_anywhere;
   return options;
 }
 

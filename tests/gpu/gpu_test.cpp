@@ -473,6 +473,23 @@ TEST(GpuSampler, LongCopiedRowsDrawAsTheDevicesRuleChooses) {
   report_draws(current_test_name(), 0);
 }
 
+// Rows on 16 bytes but off 32-byte sectors that the device's rule stages anywhere on fast memory
+// (KernelSpec::ring_anywhere; f64 K = 2 mod 4, f32 K = 4 mod 8 without copies, 16-bit K = 8 mod 16 from 984), and f64
+// rows of K = 4 mod 8 from 492 to 1020.
+TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  for (int K : {182, 366, 700}) rows_draw_as_chosen<double>(K, device);
+  rows_draw_as_chosen<float>(340, device);
+  rows_draw_as_chosen<bfly::bf16_bits>(1032, device);
+  rows_draw_as_chosen<bfly::half_bits>(1032, device);
+  if (device.fast_memory()) {
+    EXPECT_TRUE(gen::choose_sample_spec(182, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
+    EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
+  }
+  report_draws(current_test_name(), 0);
+}
+
 // Where the row kernel's grid ends in a small last wave, the rows of that wave go to sample_split in a second
 // launch (gen::rows_past_last_wave, docs/DESIGN.md section 15): the report names both kernels, the rows before the
 // last wave draw what the row kernel forced draws over the whole batch, the rest what sample_split forced draws over

@@ -383,6 +383,52 @@ TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
   EXPECT_TRUE(copies(561, ElementType::bf16, h200, forced_pairs));
 }
 
+// Rows on 16 bytes but off 32-byte sectors that the ring would read at one place are staged anywhere on a device with
+// fast memory (KernelSpec::ring_anywhere): f64 K = 2 mod 4 and f32 K = 4 mod 8 wherever the ring stages them, 16-bit
+// K = 8 mod 16 over pairs from K = 984, and f64 K = 4 mod 8 from 492 to 1020. The H100, rows on sectors (but those f64
+// rows), rows staged anywhere already and a forced W or operation keep their kernels; a caller may force it either
+// way where the ring would read the rows at one place.
+TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType;
+  const auto anywhere = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, device);
+    EXPECT_EQ(spec.ring_anywhere, spec.ring_anywhere && gen::stages_rows_anywhere(spec)) << K;
+    return spec.ring_anywhere;
+  };
+  for (int K : {182, 202, 366, 390}) {
+    EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
+    EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
+  }
+  for (int K : {492, 700, 1020}) {  // K = 4 mod 8 from 492 to 1020: rows on sectors whose phases step 32 bytes
+    EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
+    EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
+  }
+  for (int K : {180, 184, 192, 181, 183, 398, 1002, 484, 1028, 704, 712})
+    EXPECT_FALSE(anywhere(K, ElementType::f64, h200)) << K;
+  for (int K : {340, 356, 388}) EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
+  for (int K : {336, 344, 404, 1004}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {984, 1032, 2040, 3016, 4088}) {
+      EXPECT_TRUE(anywhere(K, type, h200)) << K;
+      EXPECT_FALSE(anywhere(K, type, h100)) << K;
+    }
+    for (int K : {968, 648, 1024, 1040, 1033, 1034}) EXPECT_FALSE(anywhere(K, type, h200)) << K;
+  }
+  SamplerOptions forced_w;
+  forced_w.W = 16;
+  EXPECT_FALSE(anywhere(182, ElementType::f64, h200, forced_w));
+  SamplerOptions off, on;
+  off.ring_anywhere = false;
+  on.ring_anywhere = true;
+  EXPECT_FALSE(anywhere(182, ElementType::f64, h200, off));
+  EXPECT_TRUE(anywhere(182, ElementType::f64, h100, on));
+  EXPECT_TRUE(anywhere(1024, ElementType::f32, h100, on));  // rows on whole lines, forced
+  EXPECT_FALSE(anywhere(181, ElementType::f64, h100, on));  // staged anywhere already: nothing to change
+  EXPECT_FALSE(anywhere(16, ElementType::f32, h100, on));   // not staged
+  EXPECT_NO_THROW(Sampler{on});
+}
+
 // gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.
 TEST(Sampler, RowsPastTheLastWaveRule) {
   using gen::rows_past_last_wave;

@@ -424,6 +424,30 @@ TEST_F(BflyGen, NoWarpCopiesNamesAndGeneratesTheKernelWithoutCopies) {
       << split.err;
 }
 
+// --ring-anywhere: the kernel whose ring stages rows on 16 bytes as rows that start anywhere (each row read at its own
+// place in the ring), named with _anywhere; refused where the ring would stage the rows anywhere already.
+TEST_F(BflyGen, RingAnywhereNamesAndGeneratesTheKernelStagedAnywhere) {
+  const Result anywhere = bfly_gen("show --K 182 --type f64 --variant swap --ring-anywhere");
+  ASSERT_EQ(anywhere.status, 0) << anywhere.err;
+  EXPECT_NE(anywhere.out.find("// bfly_sample_f64_w16_k182_r8_swap_anywhere\n"), std::string::npos);
+  EXPECT_NE(anywhere.out.find("--variant swap --ring-anywhere`."), std::string::npos);
+  EXPECT_NE(anywhere.out.find("places[s] = "), std::string::npos) << "each row at its own place in the ring";
+  const Result in_row_order = bfly_gen("show --K 182 --type f64 --variant swap");
+  ASSERT_EQ(in_row_order.status, 0) << in_row_order.err;
+  EXPECT_EQ(in_row_order.out.find("places[s] = "), std::string::npos) << "every row of a tile at one place";
+  const Result named = bfly_gen("show bfly_sample_f64_w16_k182_r8_swap_anywhere");
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_EQ(named.out, anywhere.out);
+  const Result odd = bfly_gen("show --K 181 --type f64 --ring-anywhere");
+  EXPECT_EQ(odd.status, 2);
+  EXPECT_NE(odd.err.find("--ring-anywhere: ring_anywhere = true is not allowed for sample K = 181 f64"),
+            std::string::npos) << odd.err;
+  const Result lda = bfly_gen("show --K 182 --operation lda_z --ring-anywhere");
+  EXPECT_EQ(lda.status, 2);
+  EXPECT_NE(lda.err.find("--ring-anywhere applies to --operation sample and sample_pairs only"), std::string::npos)
+      << lda.err;
+}
+
 // Logits without replacement from --input and --draws: the header's launch function takes the temperature and
 // num_samples after ld, and compiles with nvcc.
 TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {

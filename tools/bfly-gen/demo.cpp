@@ -61,9 +61,17 @@ class Backend {
 };
 
 class GpuBackend final : public Backend {
+  // The demo spec's W, variant and R; the operation as the Sampler chooses it.
+  static rt::SamplerOptions forced_table(const gen::KernelSpec& spec) {
+    rt::SamplerOptions options;
+    options.W = spec.W;
+    options.variant = spec.variant;
+    options.R = spec.R;
+    return options;
+  }
+
  public:
-  explicit GpuBackend(const gen::KernelSpec& spec)
-      : sampler_(rt::SamplerOptions{{spec.W, spec.variant, spec.R, std::nullopt}}) {}
+  explicit GpuBackend(const gen::KernelSpec& spec) : sampler_(forced_table(spec)) {}
   long long sample(std::span<const float> weights, long long rows, int K, std::span<int> out,
                    std::uint64_t seed) override {
     return sampler_.sample_host(weights, rows, K, K, out, seed).invalid_rows;

@@ -69,11 +69,15 @@ const std::vector<Flag> kSpecFlags = {
     {"--no-warp-copies", "",
      "a sample or sample_pairs kernel that never copies its warps' rows into shared memory (default: the rule's copy "
      "where it applies, docs/DESIGN.md section 14; the name ends in _nocopy)"},
+    {"--ring-anywhere", "",
+     "a sample or sample_pairs kernel whose pass-1 ring stages rows on 16 bytes as rows that start anywhere, memory's "
+     "lines in place (default: every row of a tile at one place where the rule allows, docs/DESIGN.md section 14; "
+     "the name ends in _anywhere)"},
 };
 
 constexpr std::string_view kSpecUsage =
     "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP] [--input KIND] "
-    "[--draws D] [--no-warp-copies]";
+    "[--draws D] [--no-warp-copies] [--ring-anywhere]";
 
 std::vector<Flag> with_spec_flags(std::vector<Flag> flags) {
   flags.insert(flags.begin(), kSpecFlags.begin(), kSpecFlags.end());
@@ -145,20 +149,24 @@ gen::KernelSpec spec_from_args(const Args& args) {
       spec.draws = checked_flag("--draws", *text, [&] { return gen::parse_draws(*text); });
     const std::string_view flag = args.has("--draws") ? "--draws" : "--input";  // logits with one draw: --draws
     checked_flag(flag, args.value(flag).value_or(""), [&] { spec.validate(); });
-    if (args.has("--no-warp-copies")) {
-      spec.warp_copies = false;
+    // Switches have no value for checked_flag's "FLAG VALUE: ..." form.
+    const auto set_switch = [&](std::string_view flag, bool gen::KernelSpec::*field, bool value) {
+      if (!args.has(flag)) return;
+      spec.*field = value;
       try {
         spec.validate();
       } catch (const Error& e) {
-        throw UsageError(fmt::format("--no-warp-copies: {}", e.what()));
+        throw UsageError(fmt::format("{}: {}", flag, e.what()));
       }
-    }
+    };
+    set_switch("--no-warp-copies", &gen::KernelSpec::warp_copies, false);
+    set_switch("--ring-anywhere", &gen::KernelSpec::ring_anywhere, true);
     return spec;
   }
   if (args.has("--input") || args.has("--draws"))
     throw UsageError("--input and --draws apply to --operation sample and sample_split only");
-  if (args.has("--no-warp-copies"))
-    throw UsageError("--no-warp-copies applies to --operation sample and sample_pairs only");
+  for (const std::string_view flag : {"--no-warp-copies", "--ring-anywhere"})
+    if (args.has(flag)) throw UsageError(fmt::format("{} applies to --operation sample and sample_pairs only", flag));
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;
@@ -185,7 +193,7 @@ std::optional<gen::LdaBaselineSpec> baseline_from_args(const Args& args) {
   const bool named = name && name->starts_with(kBaselineNamePrefix);
   if (!named && !args.has("--baseline")) return std::nullopt;
   for (const std::string_view flag :
-       {"--W", "--remnant", "--variant", "--operation", "--input", "--draws", "--no-warp-copies"})
+       {"--W", "--remnant", "--variant", "--operation", "--input", "--draws", "--no-warp-copies", "--ring-anywhere"})
     if (args.has(flag))
       throw UsageError(fmt::format("{} does not apply to an LDA baseline, which has only --K and --type", flag));
   if (name) {

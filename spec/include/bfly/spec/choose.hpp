@@ -22,6 +22,10 @@ struct SampleChoice {
   // Whether the plain sample kernel may copy its warps' rows into shared memory (KernelSpec::warp_copies; false:
   // never). Unset: the device's rule (on fast memory the longest rows the copies' rule takes go without them).
   std::optional<bool> warp_copies;
+  // Whether the plain sample kernel's ring stages rows on 16 bytes as rows that start anywhere (KernelSpec::
+  // ring_anywhere; true: wherever its ring would read them at one place, other kernels being left as they are; false:
+  // never). Unset: the device's rule (on fast memory rows off 32-byte sectors are staged anywhere).
+  std::optional<bool> ring_anywhere;
 };
 
 // What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes

@@ -88,6 +88,12 @@ struct KernelSpec {
   // stride. The chooser turns copies off where a device's memory outruns them (gen::choose_sample_spec); the name of
   // such a kernel ends in _nocopy.
   bool warp_copies = true;
+  // Whether pass 1's ring stages rows that start on 16 bytes as it stages rows that start anywhere: memory's lines
+  // copied in place, each row read at its own phase (gen::stages_rows_anywhere, docs/DESIGN.md section 14), where the
+  // rule would read every row of a tile at one place. Only for a plain sample kernel whose ring would read its rows at
+  // one place. The chooser sets it for rows off 32-byte sectors on a device whose memory outruns the ring at one place
+  // (gen::choose_sample_spec); the name of such a kernel ends in _anywhere.
+  bool ring_anywhere = false;
 
   static constexpr int kMaxK = 1 << 20;
   static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
@@ -118,9 +124,11 @@ struct KernelSpec {
 
 // "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
 // first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
-// bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, and _nocopy after it for a spec with warp_copies = false.
+// bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, then _nocopy for a spec with warp_copies = false and _anywhere for
+// one with ring_anywhere = true, in that order.
 std::string kernel_name(const KernelSpec& spec);
 inline constexpr std::string_view kNoWarpCopiesSuffix = "_nocopy";
+inline constexpr std::string_view kRingAnywhereSuffix = "_anywhere";
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
@@ -180,8 +188,9 @@ inline constexpr int kWarpRedrawFromK = 1000;
 // ring, so that its rows may start anywhere (any ld; the weights pointer on 16 bytes): the kernels whose rows packed
 // tightly (ld = K) would not all start on 16 bytes with block 0 on a copy's first column, that is K * sizeof(T) not
 // a multiple of 16 or block 0 off a copy (odd K over pairs among them), and for single weights from K = 392 rows not
-// a multiple of a 32-byte sector (f32 K = 4 mod 8, f64 K = 2 mod 4). The other staged kernels read every row of a
-// tile at one place, and take their register loads for rows off 16 bytes (docs/DESIGN.md section 14).
+// a multiple of a 32-byte sector (f32 K = 4 mod 8, f64 K = 2 mod 4), and every staged kernel of ring_anywhere = true.
+// The other staged kernels read every row of a tile at one place, and take their register loads for rows off 16 bytes
+// (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
 // Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
 // (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
