@@ -66,8 +66,10 @@ ninja -C "$examples" -n | grep -q "ninja: no work to do" ||
 
 step "examples/ with bfly from source (FetchContent / add_subdirectory)"
 from_source="$work/examples-from-source"
+# bfly's libraries and tools as unity files, as the Python package and the sanitizer build take them (the tests are
+# not part of this build): the same sources in about half the compile time on 2 cores.
 cmake -S examples -B "$from_source" -G Ninja -DBFLY_EXAMPLES_FROM_SOURCE=ON -DBFLY_EXAMPLES_SOURCE="$root" \
-      -DCMAKE_BUILD_TYPE=Release
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON
 cmake --build "$from_source" --parallel "$jobs"
 "$from_source/jit_sample"
 if [ -x "$from_source/aot_sample" ]; then "$from_source/aot_sample"; fi
