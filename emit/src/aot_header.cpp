@@ -2,6 +2,8 @@
 // arguments (the launch function's parameters, its checks, the usage comment) is derived from the kernel family.
 #include "bfly/emit/aot_header.hpp"
 
+#include "emitters.hpp"
+
 #include "bfly/emit/generate.hpp"
 #include "bfly/error.hpp"
 #include "bfly/spec/kernel_family.hpp"
@@ -193,14 +195,13 @@ std::string aot_header(const Source& source, const KernelFamily& family, std::st
 std::string aot_header(const KernelSpec& spec) {
   return aot_header(generate(spec), family_of(spec),
                     fmt::format("bfly-gen generate --operation {} --K {} --W {} --remnant {} --type {} "
-                                "--variant {}{}{}{} -o FILE",
+                                "--variant {}{}{} -o FILE",
                                 name_of(spec.operation), spec.K, spec.W, spec.R, name_of(spec.type),
                                 name_of(spec.variant),
                                 spec.input == InputKind::weights && spec.draws == Draws::one
                                     ? std::string()
                                     : fmt::format(" --input {} --draws {}", name_of(spec.input), name_of(spec.draws)),
-                                spec.warp_copies ? "" : " --no-warp-copies",
-                                spec.ring_anywhere ? " --ring-anywhere" : ""),
+                                emit::spec_switch_flags(spec)),
                     spec.K);
 }
 

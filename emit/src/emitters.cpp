@@ -75,9 +75,12 @@ void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& 
            name_of(spec.type), name_of(spec.variant), name_of(spec.input), name_of(spec.draws));
   else
     w.line("// Do not edit: regenerate with `bfly-gen generate --operation {} --W {} --K {} --remnant {} --type {} "
-           "--variant {}{}{}`.", name_of(spec.operation), spec.W, spec.K, spec.R, name_of(spec.type),
-           name_of(spec.variant), spec.warp_copies ? "" : " --no-warp-copies",
-           spec.ring_anywhere ? " --ring-anywhere" : "");
+           "--variant {}{}`.", name_of(spec.operation), spec.W, spec.K, spec.R, name_of(spec.type),
+           name_of(spec.variant), spec_switch_flags(spec));
+}
+
+std::string spec_switch_flags(const KernelSpec& spec) {
+  return fmt::format("{}{}", spec.warp_copies ? "" : " --no-warp-copies", spec.ring_anywhere ? " --ring-anywhere" : "");
 }
 
 void screened_pair(std::string_view type, const std::string& value, int slot, CodeWriter& w) {

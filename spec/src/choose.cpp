@@ -255,14 +255,14 @@ bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
 
 // Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and
 // f64 rows of K = 4 mod 8 (below), that the ring would read at one place (every row of a tile at the same place) are
-// staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land in the ring rotated by its phase, and where the phases
-// of neighbouring rows differ by an odd number of 16-byte pieces a warp's 16-byte copies conflict in shared memory and
-// ask L2 again for the sectors they share: ncu on the H200 (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24
-// L2 sectors and 10-12 shared-memory wavefronts a copy instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184
-// and 192 (L2 hit rate 37 % against 6-8 %: the copies served twice). Staged anywhere, memory's lines land in place and
-// each row is read at its own phase, whose 16-byte steps keep the tile's reads free of conflicts. On the H200 at 1 GiB,
-// the same binary with and without (an experimental switch; -s15c2-switches-{f64-short,f32}.csv,
-// -s15c3-switches-{bf16,f16}.csv):
+// staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land in the
+// ring rotated by its phase, and where the phases of neighbouring rows differ by an odd number of 16-byte pieces a
+// warp's 16-byte copies conflict in shared memory and ask L2 again for the sectors they share: ncu on the H200
+// (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24 L2 sectors and 10-12 shared-memory wavefronts a copy
+// instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184 and 192 (L2 hit rate 37 % against 6-8 %: the copies
+// served twice). Staged anywhere, memory's lines land in place and each row is read at its own phase, whose 16-byte
+// steps keep the tile's reads free of conflicts. On the H200 at 1 GiB, the same binary with and without (an
+// experimental switch; -s15c2-switches-{f64-short,f32}.csv, -s15c3-switches-{bf16,f16}.csv):
 // - f64 K = 182-390 of K = 2 mod 4 read 0.867-0.934 against 0.843-0.886 (median 0.870 -> 0.916, every K up: K = 202
 //   0.878 -> 0.925, 366 0.861 -> 0.918), while K = 0 mod 4 and odd K stayed within 0.007 (rule not taken there);
 // - f32 K = 340-388 of K = 4 mod 8 (the uncopied rows): +0.028 to +0.044 at 340, 356, 364, 372 and 388, -0.022 at 348
@@ -287,11 +287,6 @@ bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
 constexpr int kSectorBytes = 32;
 constexpr int kFastMemoryPairsAnywhereFromK = 984;
 constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 1020;  // f64 K = 4 mod 8
-// Whether the kernel's ring reads the rows of a tile at one place where they start on 16 bytes (KernelSpec::
-// ring_anywhere would change it).
-bool ring_reads_rows_at_one_place(const KernelSpec& spec) {
-  return pass1_stages(spec) > 0 && !stages_rows_anywhere(spec);
-}
 bool stages_off_sectors_anywhere(const KernelSpec& spec, const SampleChoice& forced) {
   if (forced.W || forced.operation || !ring_reads_rows_at_one_place(spec)) return false;
   if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0)

@@ -298,15 +298,11 @@ void KernelSpec::validate() const {
                             has_forms(operation) ? fmt::format(" with input = {}, draws = {}", name_of(input),
                                                                name_of(draws))
                                                  : std::string()));
-  if (ring_anywhere) {
-    KernelSpec in_row_order = *this;
-    in_row_order.ring_anywhere = false;
-    if (pass1_stages(*this) == 0 || stages_rows_anywhere(in_row_order))
-      throw Error(fmt::format("ring_anywhere = true is not allowed for {} K = {} {}: only a plain sample kernel "
-                              "(sample, sample_pairs; weights, one draw) whose pass-1 ring would stage its rows in row "
-                              "order takes it (rows on 16 bytes, long enough to stage)",
-                              name_of(operation), K, name_of(type)));
-  }
+  if (ring_anywhere && !ring_reads_rows_at_one_place(*this))
+    throw Error(fmt::format("ring_anywhere = true is not allowed for {} K = {} {}: only a plain sample kernel (sample, "
+                            "sample_pairs; weights, one draw) whose pass-1 ring would read every row of a tile at one "
+                            "place takes it (rows on 16 bytes, long enough to stage)",
+                            name_of(operation), K, name_of(type)));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -337,10 +333,13 @@ KernelSpec parse_kernel_name(std::string_view name) {
   }
   // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy][_anywhere]; the operation may itself contain '_'
   // (lda_z_doc).
-  const bool ring_anywhere = fields.size() > 7 && "_" + std::string(fields.back()) == kRingAnywhereSuffix;
-  if (ring_anywhere) fields.pop_back();
-  const bool no_warp_copies = fields.size() > 7 && "_" + std::string(fields.back()) == kNoWarpCopiesSuffix;
-  if (no_warp_copies) fields.pop_back();
+  const auto take_suffix = [&](std::string_view suffix) {  // the last field, if it is `suffix` (without its '_')
+    const bool there = fields.size() > 7 && fields.back() == suffix.substr(1);
+    if (there) fields.pop_back();
+    return there;
+  };
+  const bool ring_anywhere = take_suffix(kRingAnywhereSuffix);  // the suffixes in reverse order
+  const bool no_warp_copies = take_suffix(kNoWarpCopiesSuffix);
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
   std::string operation(fields[1]);
   for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);
@@ -593,6 +592,12 @@ bool stages_rows_anywhere(const KernelSpec& spec) {
   return stages_blocks(spec) && (spec.ring_anywhere || tight_rows_off_16_bytes(spec.K, spec.type) ||
                                  spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0 ||
                                  rows_off_sectors(spec));
+}
+
+bool ring_reads_rows_at_one_place(const KernelSpec& spec) {
+  KernelSpec by_rule = spec;
+  by_rule.ring_anywhere = false;
+  return stages_blocks(by_rule) && !stages_rows_anywhere(by_rule);
 }
 
 int warp_copy_words(const KernelSpec& spec) {

@@ -174,7 +174,7 @@ std::vector<KernelSpec> pairs_test_specs() {
     for (const Geometry& g : kGeometries) {
       KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
       spec.warp_copies = g.warp_copies;
-      spec.ring_anywhere = g.ring_anywhere && pass1_stages(spec) > 0 && !stages_rows_anywhere(spec);
+      spec.ring_anywhere = g.ring_anywhere && ring_reads_rows_at_one_place(spec);
       spec.validate();
       specs.push_back(spec);
     }

@@ -192,6 +192,10 @@ inline constexpr int kWarpRedrawFromK = 1000;
 // The other staged kernels read every row of a tile at one place, and take their register loads for rows off 16 bytes
 // (docs/DESIGN.md section 14).
 bool stages_rows_anywhere(const KernelSpec& spec);
+// Whether the kernel's ring, ring_anywhere aside, reads every row of a tile at one place: a staged kernel whose rows
+// stages_rows_anywhere would not take. Only there does KernelSpec::ring_anywhere change the kernel (and validate()
+// allow it).
+bool ring_reads_rows_at_one_place(const KernelSpec& spec);
 // Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
 // (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
 // into shared memory (cp.async.bulk on sm_90), and pass 1, pass 2's chosen tile, the remnant and the drawn weight's
