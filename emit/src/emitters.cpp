@@ -80,7 +80,10 @@ void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& 
 }
 
 std::string spec_switch_flags(const KernelSpec& spec) {
-  return fmt::format("{}{}", spec.warp_copies ? "" : " --no-warp-copies", spec.ring_anywhere ? " --ring-anywhere" : "");
+  std::string flags;
+  for (const KernelSwitch& s : kKernelSwitches)
+    if (is_set(spec, s)) flags += fmt::format(" {}", s.flag);
+  return flags;
 }
 
 void screened_pair(std::string_view type, const std::string& value, int slot, CodeWriter& w) {

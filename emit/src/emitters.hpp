@@ -72,8 +72,9 @@ void screened_pair(std::string_view type, const std::string& value, int slot, Co
 // The first lines of a generated kernel's header comment: its name, the bfly version and spec it was generated
 // from, and the bfly-gen command that regenerates it.
 void header_preamble(const KernelSpec& spec, std::string_view name, CodeWriter& w);
-// The bfly-gen switches that regenerate the spec's kernel with the rest of its flags: " --no-warp-copies" and
-// " --ring-anywhere" where the spec has them, else nothing (the header preamble's and the ahead-of-time header's).
+// The bfly-gen flags of the kernel switches the spec sets (gen::kKernelSwitches: " --no-warp-copies
+// --ring-anywhere"), else nothing: with the rest of its flags they regenerate the spec's kernel (the header
+// preamble's and the ahead-of-time header's commands).
 std::string spec_switch_flags(const KernelSpec& spec);
 // `text` as comment lines of at most 114 columns of text, broken at spaces.
 void comment_paragraph(std::string_view text, CodeWriter& w);

@@ -312,16 +312,22 @@ void KernelSpec::validate() const {
 int KernelSpec::log2_w() const { return std::countr_zero(static_cast<unsigned>(W)); }
 
 std::string kernel_name(const KernelSpec& spec) {
-  return fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}{}{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K, spec.R,
-                     name_of(spec.variant), spec.warp_copies ? "" : kNoWarpCopiesSuffix,
-                     spec.ring_anywhere ? kRingAnywhereSuffix : "");
+  std::string name = fmt::format("bfly_{}_{}_w{}_k{}_r{}_{}", family_of(spec).name, name_of(spec.type), spec.W, spec.K,
+                                 spec.R, name_of(spec.variant));
+  for (const KernelSwitch& s : kKernelSwitches)
+    if (is_set(spec, s)) name += s.suffix;
+  return name;
 }
 
 KernelSpec parse_kernel_name(std::string_view name) {
   const auto fail = [&](std::string_view why) {
     return Error(fmt::format("'{}' is not a bfly kernel name ({}); expected the form "
-                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy][_anywhere], e.g. "
-                             "bfly_sample_f32_w32_k1024_r8_addsub", name, why));
+                             "bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>{}, e.g. "
+                             "bfly_sample_f32_w32_k1024_r8_addsub", name, why, [] {
+                               std::string suffixes;
+                               for (const KernelSwitch& s : kKernelSwitches) suffixes += fmt::format("[{}]", s.suffix);
+                               return suffixes;
+                             }()));
   };
   std::vector<std::string_view> fields;
   std::size_t start = 0;
@@ -331,15 +337,15 @@ KernelSpec parse_kernel_name(std::string_view name) {
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>[_nocopy][_anywhere]; the operation may itself contain '_'
-  // (lda_z_doc).
-  const auto take_suffix = [&](std::string_view suffix) {  // the last field, if it is `suffix` (without its '_')
-    const bool there = fields.size() > 7 && fields.back() == suffix.substr(1);
-    if (there) fields.pop_back();
-    return there;
-  };
-  const bool ring_anywhere = take_suffix(kRingAnywhereSuffix);  // the suffixes in reverse order
-  const bool no_warp_copies = take_suffix(kNoWarpCopiesSuffix);
+  // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant> and the switches' suffixes; the operation may itself contain '_'
+  // (lda_z_doc). The suffixes are taken from the last field back, in the table's reverse order: one out of order stays
+  // a field, and the name fails below.
+  constexpr std::size_t kSwitches = std::size(kKernelSwitches);
+  bool switched[kSwitches] = {};
+  for (std::size_t i = kSwitches; i-- > 0;) {
+    switched[i] = fields.size() > 7 && fields.back() == kKernelSwitches[i].suffix.substr(1);
+    if (switched[i]) fields.pop_back();
+  }
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
   std::string operation(fields[1]);
   for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);
@@ -362,8 +368,8 @@ KernelSpec parse_kernel_name(std::string_view name) {
     spec.K = tagged(fields[4], 'k', "K");
     spec.R = tagged(fields[5], 'r', "R");
     spec.variant = parse_variant(fields[6]);
-    spec.warp_copies = !no_warp_copies;
-    spec.ring_anywhere = ring_anywhere;
+    for (std::size_t i = 0; i < kSwitches; ++i)
+      spec.*kKernelSwitches[i].field = switched[i] ? kKernelSwitches[i].set_to : !kKernelSwitches[i].set_to;
   } catch (const Error& e) {
     throw fail(e.what());
   }
@@ -751,8 +757,8 @@ std::string describe(const KernelSpec& spec) {
                                  name_of(spec.type), name_of(spec.variant), name_of(spec.operation));
   if (spec.input != InputKind::weights || spec.draws != Draws::one)
     text += fmt::format(" input={} draws={}", name_of(spec.input), name_of(spec.draws));
-  if (!spec.warp_copies) text += " warp_copies=off";
-  if (spec.ring_anywhere) text += " ring=anywhere";
+  for (const KernelSwitch& s : kKernelSwitches)
+    if (is_set(spec, s)) text += fmt::format(" {}", s.description);
   return text;
 }
 

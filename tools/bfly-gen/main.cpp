@@ -159,14 +159,14 @@ gen::KernelSpec spec_from_args(const Args& args) {
         throw UsageError(fmt::format("{}: {}", flag, e.what()));
       }
     };
-    set_switch("--no-warp-copies", &gen::KernelSpec::warp_copies, false);
-    set_switch("--ring-anywhere", &gen::KernelSpec::ring_anywhere, true);
+    for (const gen::KernelSwitch& s : gen::kKernelSwitches) set_switch(s.flag, s.field, s.set_to);
     return spec;
   }
   if (args.has("--input") || args.has("--draws"))
     throw UsageError("--input and --draws apply to --operation sample and sample_split only");
-  for (const std::string_view flag : {"--no-warp-copies", "--ring-anywhere"})
-    if (args.has(flag)) throw UsageError(fmt::format("{} applies to --operation sample and sample_pairs only", flag));
+  for (const gen::KernelSwitch& s : gen::kKernelSwitches)
+    if (args.has(s.flag))
+      throw UsageError(fmt::format("{} applies to --operation sample and sample_pairs only", s.flag));
   // The LDA z-step's defaults are the ones rt::LdaZStep picks.
   rt::LdaZOptions lda;
   lda.operation = operation;
@@ -192,8 +192,9 @@ std::optional<gen::LdaBaselineSpec> baseline_from_args(const Args& args) {
       args.positionals().empty() ? std::nullopt : std::optional(args.positionals().front());
   const bool named = name && name->starts_with(kBaselineNamePrefix);
   if (!named && !args.has("--baseline")) return std::nullopt;
-  for (const std::string_view flag :
-       {"--W", "--remnant", "--variant", "--operation", "--input", "--draws", "--no-warp-copies", "--ring-anywhere"})
+  std::vector<std::string_view> spec_flags = {"--W", "--remnant", "--variant", "--operation", "--input", "--draws"};
+  for (const gen::KernelSwitch& s : gen::kKernelSwitches) spec_flags.push_back(s.flag);
+  for (const std::string_view flag : spec_flags)
     if (args.has(flag))
       throw UsageError(fmt::format("{} does not apply to an LDA baseline, which has only --K and --type", flag));
   if (name) {

@@ -124,11 +124,27 @@ struct KernelSpec {
 
 // "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
 // first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
-// bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, then _nocopy for a spec with warp_copies = false and _anywhere for
-// one with ring_anywhere = true, in that order.
+// bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, then the suffix of each kernel switch the spec sets
+// (kKernelSwitches: _nocopy, _anywhere), in the table's order.
 std::string kernel_name(const KernelSpec& spec);
-inline constexpr std::string_view kNoWarpCopiesSuffix = "_nocopy";
-inline constexpr std::string_view kRingAnywhereSuffix = "_anywhere";
+
+// The plain sample kernel's switches: choices of how pass 1 reads the rows that change the kernel but not what it
+// draws, made by a device's rule (gen::choose_sample_spec) or forced (SampleChoice, bfly-gen's flags). Each is a bool
+// field of KernelSpec whose default is the rule of every device; a spec that sets a switch names it in its kernel's
+// name (the suffix), in describe() and in the bfly-gen command that regenerates it (the flag). KernelSpec::validate
+// says where each is allowed. Adding one: its field, a row here, its rule in choose_sample_spec and its SampleChoice.
+struct KernelSwitch {
+  bool KernelSpec::*field;
+  bool set_to;                   // the field's value when the switch is set (its default is the other)
+  std::string_view suffix;       // of the kernel's name: "_nocopy"
+  std::string_view flag;         // bfly-gen's: "--no-warp-copies"
+  std::string_view description;  // describe()'s: "warp_copies=off"
+};
+inline constexpr KernelSwitch kKernelSwitches[] = {
+    {&KernelSpec::warp_copies, false, "_nocopy", "--no-warp-copies", "warp_copies=off"},
+    {&KernelSpec::ring_anywhere, true, "_anywhere", "--ring-anywhere", "ring=anywhere"},
+};
+inline bool is_set(const KernelSpec& spec, const KernelSwitch& s) { return spec.*s.field == s.set_to; }
 
 // The inverse of kernel_name; throws bfly::Error when `name` is not a bfly kernel name.
 KernelSpec parse_kernel_name(std::string_view name);
