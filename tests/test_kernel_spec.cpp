@@ -529,6 +529,48 @@ TEST(KernelSpec, RingAnywhereIsNamedAndStagesAnywhere) {
     EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
 }
 
+// A ring of rows staged anywhere at W = 16 read in row order (KernelSpec::ring_row_order = true, the rule of fast
+// memory for f64 rows of odd K): named with _roworder (after _nocopy and _anywhere) and described so, its slots in
+// row order, and allowed only where the ring would read a tile's rows into permuted slots.
+TEST(KernelSpec, RingRowOrderIsNamedAndReadsInRowOrder) {
+  KernelSpec spec = w16_spec(181, ElementType::f64);
+  spec.variant = Variant::swap;
+  ASSERT_TRUE(stages_rows_anywhere(spec));  // 1448-byte rows: off 16 bytes
+  ASSERT_FALSE(ring_in_row_order(spec));    // f64 below K = 1000: permuted by the rule of every device
+  EXPECT_EQ(permuted_slot_rows(spec), kPermutedSlotRows);
+  EXPECT_TRUE(ring_reads_slots_permuted(spec));
+  spec.ring_row_order = true;
+  EXPECT_TRUE(ring_in_row_order(spec));
+  EXPECT_EQ(permuted_slot_rows(spec), 1);
+  EXPECT_TRUE(ring_reads_slots_permuted(spec)) << "asked of the spec without the switch";
+  EXPECT_EQ(kernel_name(spec), "bfly_sample_f64_w16_k181_r8_swap_roworder");
+  EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  EXPECT_FALSE(parse_kernel_name("bfly_sample_f64_w16_k181_r8_swap").ring_row_order);
+  EXPECT_EQ(describe(spec), "W=16 K=181 R=8 type=f64 variant=swap operation=sample ring_slots=row_order");
+  KernelSpec all = w16_spec(340, ElementType::f32);  // even f32 rows staged anywhere are permuted by the rule
+  all.warp_copies = false;
+  all.ring_anywhere = true;
+  all.ring_row_order = true;
+  EXPECT_NO_THROW(all.validate());
+  EXPECT_EQ(kernel_name(all), "bfly_sample_f32_w16_k340_r8_addsub_nocopy_anywhere_roworder");
+  EXPECT_EQ(parse_kernel_name(kernel_name(all)), all);
+  // Not where it would change nothing: rows in row order by the rule (f32 odd K, f64 odd K from 1000, 16-bit pairs of
+  // K = 2 mod 4), rows read at one place (f64 K = 182) or not staged, W = 32, the forms.
+  for (KernelSpec bad : {w16_spec(181, ElementType::f32), w16_spec(1001, ElementType::f64),
+                         w16_spec(182, ElementType::f64), w16_spec(128, ElementType::f32),
+                         w16_spec(1002, ElementType::bf16, Operation::sample_pairs)}) {
+    bad.ring_row_order = true;
+    EXPECT_THROW(bad.validate(), bfly::Error) << kernel_name(bad);
+  }
+  KernelSpec w32{32, 181, 8, ElementType::f64, Variant::swap, Operation::sample};
+  w32.ring_row_order = true;
+  EXPECT_THROW(w32.validate(), bfly::Error);
+  for (const char* bad :
+       {"bfly_sample_f64_w16_k1001_r8_swap_roworder", "bfly_sample_f64_w16_k181_r8_swap_roworder_nocopy",
+        "bfly_sample_f32_w16_k340_r8_addsub_nocopy_roworder_anywhere"})
+    EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
+}
+
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
 // the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
 // over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the

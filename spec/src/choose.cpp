@@ -294,6 +294,28 @@ bool stages_off_sectors_anywhere(const KernelSpec& spec, const SampleChoice& for
   return spec.type == ElementType::f64 && spec.weights_per_column() == 1 && spec.K % 8 == 4 &&
          spec.K >= kFastMemoryF64HalfLinesFromK && spec.K <= kFastMemoryF64HalfLinesToK;
 }
+
+// f64 rows of odd K staged anywhere at W = 16 are read in row order on a device with fast memory
+// (KernelSpec::ring_row_order). In the permuted order lane r = 4q + j of a load reads slot s's row s ^ j at 8-byte bank
+// (r + place) mod 16, and the four rows s ^ j miss each other's banks only if their places mod 4 differ as j does;
+// rows of odd K alternate the parity of their place (the ring moves a row by whole 16-byte copies), so every load
+// conflicts 2- or 4-way. In row order a load reads one row's consecutive columns, at the cost of selects in every
+// level of block_total. ncu on the H200 at f64 K = 181 (bench/results/h200-2026-12-03-s16c1-ncu-f64-k181-row.txt
+// against -s15c1-ncu-f64-details.txt): 27.0 M shared-memory wavefronts (0.47 M excess) in row order against 43 M (17
+// M excess) permuted. On the H200 at 1 GiB, the same binary with and without (an experimental switch, two runs each
+// in turn; -s16c1-switches-f64.csv): every sixth odd K of 181-997 read 0.879-0.939 in row order against
+// 0.769-0.895 (+0.02 to +0.11: K = 181 0.769 -> 0.880, 211 0.798 -> 0.911, 847 0.821 -> 0.897), K = 1001-2001 (row
+// order either way) the same. Row order for every other ring staged anywhere at W = 16 gained nothing
+// (-s16c2-switches-*.csv, two runs each): f32 K = 4 mod 8 from 340 median 0.000 (-0.021 to +0.044), bf16 K =
+// 721-4095 over pairs -0.004 to 0.000 by K mod 8 (odd K down to -0.098), f64 K = 2 mod 4 -0.002. The H100 lost
+// 0.016-0.031 at f64 K = 199-257 in row order (kernel_spec.cpp, kRingInRowOrderF64FromK), so other devices keep the
+// permuted order below K = 1000. The rule against the kernels before it, one run each (-s16c3-ab-table.txt): the 205 odd
+// K of 181-999 (every fourth) a median of 0.863 -> 0.904 (under 0.90: 202 -> 57 K; -0.002 to +0.125).
+constexpr int kFastMemoryF64RowOrderFromK = 181;
+bool reads_f64_odd_rows_in_row_order(const KernelSpec& spec, const SampleChoice& forced) {
+  return !forced.W && !forced.operation && spec.type == ElementType::f64 && spec.K % 2 == 1 &&
+         spec.K >= kFastMemoryF64RowOrderFromK && ring_reads_slots_permuted(spec);
+}
 }  // namespace
 
 bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
@@ -374,6 +396,10 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.ring_anywhere = *forced.ring_anywhere && ring_reads_rows_at_one_place(spec);
   else if (fast_memory && stages_off_sectors_anywhere(spec, forced))
     spec.ring_anywhere = true;
+  if (forced.ring_row_order)  // where the ring would read a tile's rows into permuted slots; elsewhere nothing changes
+    spec.ring_row_order = *forced.ring_row_order && ring_reads_slots_permuted(spec);
+  else if (fast_memory && reads_f64_odd_rows_in_row_order(spec, forced))
+    spec.ring_row_order = true;
   spec.validate();
   return spec;
 }

@@ -303,6 +303,11 @@ void KernelSpec::validate() const {
                             "sample_pairs; weights, one draw) whose pass-1 ring would read every row of a tile at one "
                             "place takes it (rows on 16 bytes, long enough to stage)",
                             name_of(operation), K, name_of(type)));
+  if (ring_row_order && !ring_reads_slots_permuted(*this))
+    throw Error(fmt::format("ring_row_order = true is not allowed for {} K = {} {} at W = {}: only a kernel whose "
+                            "pass-1 ring stages its rows anywhere at W = 16 and would read a tile's rows into permuted "
+                            "slots takes it (f32 rows of odd K and f64 rows of odd K from 1000 are read in row order "
+                            "already)", name_of(operation), K, name_of(type), W));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -606,6 +611,12 @@ bool ring_reads_rows_at_one_place(const KernelSpec& spec) {
   return stages_blocks(by_rule) && !stages_rows_anywhere(by_rule);
 }
 
+bool ring_reads_slots_permuted(const KernelSpec& spec) {
+  KernelSpec by_rule = spec;
+  by_rule.ring_row_order = false;
+  return stages_rows_anywhere(by_rule) && by_rule.W == 16 && !ring_in_row_order(by_rule);
+}
+
 int warp_copy_words(const KernelSpec& spec) {
   const int per_granule = kStagePieceBytes / size_of(spec.type);
   return (32 * spec.K + 2 * (per_granule - 1) + per_granule - 1) / per_granule * per_granule;
@@ -648,7 +659,8 @@ bool loads_row_by_slots(const KernelSpec& spec) {
 }
 
 // The ring of rows staged anywhere at W = 16 in row order (slot s = row s, every level of block_total with selects) for
-// single f32 weights of odd K, and f64 from kRingInRowOrderF64FromK. In the permuted order a load's 16 lanes read 4
+// single f32 weights of odd K, and f64 from kRingInRowOrderF64FromK (on fast memory from K = 181: KernelSpec::
+// ring_row_order, gen::choose_sample_spec). In the permuted order a load's 16 lanes read 4
 // rows, and rows that step an odd number of columns put their places on the same banks: ncu counted 42 M shared-memory
 // bank conflicts at f32 K = 2047 and 3001 (25 M) against 73 k at K = 2046, and f32 K = 2047 read 0.69 of the DRAM
 // throughput against 2046's 0.83 with the same instructions (bench/results/h100-80gb-hbm3-2026-11-27-ncu-under-090-
@@ -667,6 +679,7 @@ bool loads_row_by_slots(const KernelSpec& spec) {
 constexpr int kRingInRowOrderF64FromK = 1000;
 bool ring_in_row_order(const KernelSpec& spec) {
   if (!stages_rows_anywhere(spec) || spec.W != 16) return false;
+  if (spec.ring_row_order) return true;  // a device's rule (gen::choose_sample_spec) or forced
   if (spec.weights_per_column() == 2) return spec.K % 4 == 2;
   if (spec.K % 2 == 0) return false;
   return spec.type == ElementType::f32 || (spec.type == ElementType::f64 && spec.K >= kRingInRowOrderF64FromK);

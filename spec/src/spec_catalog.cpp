@@ -79,6 +79,15 @@ std::vector<KernelSpec> draw_test_specs() {
     spec.validate();
     specs.push_back(spec);
   }
+  // f64 rows of odd K staged anywhere read in row order (KernelSpec::ring_row_order, the rule of fast memory): K = 181
+  // (a remnant of 5, 11 blocks) and K = 191 (a remnant of 15 padded, 12 blocks), whose ring would otherwise read them
+  // into permuted slots.
+  for (int K : {181, 191}) {
+    KernelSpec row_order{16, K, 8, ElementType::f64, Variant::swap, Operation::sample};
+    row_order.ring_row_order = true;
+    row_order.validate();
+    specs.push_back(row_order);
+  }
   return specs;
 }
 

@@ -34,6 +34,7 @@ inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   options.R = spec.R;
   options.warp_copies = spec.warp_copies;
   options.ring_anywhere = spec.ring_anywhere;
+  options.ring_row_order = spec.ring_row_order;
   return options;
 }
 

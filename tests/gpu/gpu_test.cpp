@@ -490,6 +490,18 @@ TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
   report_draws(current_test_name(), 0);
 }
 
+// f64 rows of odd K from 181 read in row order on fast memory (KernelSpec::ring_row_order): drawn as the device's
+// rule chooses and the same when forced (the draw catalog's f64 K = 181 and 191 in row order are checked draw for draw
+// against the CPU execution in GpuDrawsPart).
+TEST(GpuSampler, F64OddRowsDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  for (int K : {181, 501, 997}) rows_draw_as_chosen<double>(K, device);
+  if (device.fast_memory())
+    EXPECT_TRUE(gen::choose_sample_spec(181, ElementType::f64, {}, 1 << 20, device).ring_row_order);
+  report_draws(current_test_name(), 0);
+}
+
 // Where the row kernel's grid ends in a small last wave, the rows of that wave go to sample_split in a second
 // launch (gen::rows_past_last_wave, docs/DESIGN.md section 15): the report names both kernels, the rows before the
 // last wave draw what the row kernel forced draws over the whole batch, the rest what sample_split forced draws over

@@ -429,6 +429,43 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   EXPECT_NO_THROW(Sampler{on});
 }
 
+// f64 rows of odd K from 181 staged anywhere at W = 16 are read in row order on a device with fast memory
+// (KernelSpec::ring_row_order); from K = 1000 every device reads them so by its rule (nothing to switch). The H100,
+// even K, the copies (K < 181), W = 32 forced and the forms keep their kernels; a caller may force it either way where
+// the ring would read the rows into permuted slots.
+TEST(Sampler, F64OddRowsReadInRowOrderOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType;
+  const auto row_order = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, device);
+    EXPECT_EQ(spec.ring_row_order, spec.ring_row_order && gen::ring_in_row_order(spec)) << K;
+    return spec.ring_row_order;
+  };
+  for (int K : {181, 183, 501, 847, 999}) {
+    EXPECT_TRUE(row_order(K, ElementType::f64, h200)) << K;
+    EXPECT_FALSE(row_order(K, ElementType::f64, h100)) << K;
+  }
+  const gen::KernelSpec k1001 = gen::choose_sample_spec(1001, ElementType::f64, {}, 1 << 20, h200);
+  EXPECT_FALSE(k1001.ring_row_order);
+  EXPECT_TRUE(gen::ring_in_row_order(k1001)) << "row order by the rule of every device";
+  for (int K : {179, 182, 184, 340}) EXPECT_FALSE(row_order(K, ElementType::f64, h200)) << K;
+  for (int K : {340, 341, 1001}) EXPECT_FALSE(row_order(K, ElementType::f32, h200)) << K;
+  EXPECT_FALSE(row_order(1001, ElementType::bf16, h200));
+  SamplerOptions forced_w;
+  forced_w.W = 16;
+  EXPECT_FALSE(row_order(181, ElementType::f64, h200, forced_w));
+  SamplerOptions off, on;
+  off.ring_row_order = false;
+  on.ring_row_order = true;
+  EXPECT_FALSE(row_order(501, ElementType::f64, h200, off));
+  EXPECT_TRUE(row_order(501, ElementType::f64, h100, on));
+  EXPECT_FALSE(row_order(1001, ElementType::f64, h100, on));  // in row order already: nothing to change
+  EXPECT_FALSE(row_order(16, ElementType::f32, h100, on));    // not staged
+  EXPECT_NO_THROW(Sampler{on});
+  const gen::KernelSpec draws = rt::draws_spec(501, ElementType::f64, rt::DrawRequest{}, on, 1 << 20);
+  EXPECT_FALSE(draws.ring_row_order) << "the forms keep the rule's order";
+}
+
 // gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.
 TEST(Sampler, RowsPastTheLastWaveRule) {
   using gen::rows_past_last_wave;

@@ -448,6 +448,30 @@ TEST_F(BflyGen, RingAnywhereNamesAndGeneratesTheKernelStagedAnywhere) {
       << lda.err;
 }
 
+// --ring-row-order: the kernel named _roworder, its ring's slots in row order and the flag in its regenerate line;
+// refused where the rule reads in row order already, and for LDA.
+TEST_F(BflyGen, RingRowOrderNamesAndGeneratesTheKernelInRowOrder) {
+  const Result row_order = bfly_gen("show --K 181 --type f64 --variant swap --ring-row-order");
+  ASSERT_EQ(row_order.status, 0) << row_order.err;
+  EXPECT_NE(row_order.out.find("// bfly_sample_f64_w16_k181_r8_swap_roworder\n"), std::string::npos);
+  EXPECT_NE(row_order.out.find("--variant swap --ring-row-order`."), std::string::npos);
+  EXPECT_NE(row_order.out.find("into slot s row s ("), std::string::npos) << "slot s holds row s";
+  const Result permuted = bfly_gen("show --K 181 --type f64 --variant swap");
+  ASSERT_EQ(permuted.status, 0) << permuted.err;
+  EXPECT_NE(permuted.out.find("into slot s row s ^ (r & 3)"), std::string::npos) << "the permuted slots";
+  const Result named = bfly_gen("show bfly_sample_f64_w16_k181_r8_swap_roworder");
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_EQ(named.out, row_order.out);
+  const Result already = bfly_gen("show --K 1001 --type f64 --ring-row-order");
+  EXPECT_EQ(already.status, 2);
+  EXPECT_NE(already.err.find("--ring-row-order: ring_row_order = true is not allowed for sample K = 1001 f64"),
+            std::string::npos) << already.err;
+  const Result lda = bfly_gen("show --K 181 --operation lda_z --ring-row-order");
+  EXPECT_EQ(lda.status, 2);
+  EXPECT_NE(lda.err.find("--ring-row-order applies to --operation sample and sample_pairs only"), std::string::npos)
+      << lda.err;
+}
+
 // Logits without replacement from --input and --draws: the header's launch function takes the temperature and
 // num_samples after ld, and compiles with nvcc.
 TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {

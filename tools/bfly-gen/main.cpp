@@ -73,11 +73,15 @@ const std::vector<Flag> kSpecFlags = {
      "a sample or sample_pairs kernel whose pass-1 ring stages rows on 16 bytes as rows that start anywhere, memory's "
      "lines in place (default: every row of a tile at one place where the rule allows, docs/DESIGN.md section 14; "
      "the name ends in _anywhere)"},
+    {"--ring-row-order", "",
+     "a sample or sample_pairs kernel whose pass-1 ring of rows staged anywhere at W = 16 puts row s of a tile in slot "
+     "s (default: the slots permuted as block_total's first levels want them where the rule reads so, docs/DESIGN.md "
+     "section 14; the name ends in _roworder)"},
 };
 
 constexpr std::string_view kSpecUsage =
     "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP] [--input KIND] "
-    "[--draws D] [--no-warp-copies] [--ring-anywhere]";
+    "[--draws D] [--no-warp-copies] [--ring-anywhere] [--ring-row-order]";
 
 std::vector<Flag> with_spec_flags(std::vector<Flag> flags) {
   flags.insert(flags.begin(), kSpecFlags.begin(), kSpecFlags.end());

@@ -26,6 +26,11 @@ struct SampleChoice {
   // ring_anywhere; true: wherever its ring would read them at one place, other kernels being left as they are; false:
   // never). Unset: the device's rule (on fast memory rows off 32-byte sectors are staged anywhere).
   std::optional<bool> ring_anywhere;
+  // Whether the plain sample kernel's ring of rows staged anywhere at W = 16 reads a tile's rows in row order
+  // (KernelSpec::ring_row_order; true: wherever its ring would read them into permuted slots, other kernels being left
+  // as they are; false: never). Unset: the device's rule (on fast memory f64 rows of odd K from 181 are read in row
+  // order).
+  std::optional<bool> ring_row_order;
 };
 
 // What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes

@@ -94,6 +94,13 @@ struct KernelSpec {
   // one place. The chooser sets it for rows off 32-byte sectors on a device whose memory outruns the ring at one place
   // (gen::choose_sample_spec); the name of such a kernel ends in _anywhere.
   bool ring_anywhere = false;
+  // Whether pass 1's ring of rows staged anywhere at W = 16 puts row s of a tile in slot s (gen::ring_in_row_order:
+  // every level of block_total with selects, a load's lanes on one row's consecutive columns) where the rule would
+  // permute the slots (slot s of lane r holding row s ^ (r & 3)). Only for a kernel whose ring stages rows anywhere at
+  // W = 16 and reads them permuted (gen::ring_reads_slots_permuted). The chooser sets it for f64 rows of odd K on a
+  // device whose memory outruns the permuted reads' bank conflicts (gen::choose_sample_spec); the name of such a
+  // kernel ends in _roworder.
+  bool ring_row_order = false;
 
   static constexpr int kMaxK = 1 << 20;
   static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
@@ -125,7 +132,7 @@ struct KernelSpec {
 // "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
 // first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
 // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, then the suffix of each kernel switch the spec sets
-// (kKernelSwitches: _nocopy, _anywhere), in the table's order.
+// (kKernelSwitches: _nocopy, _anywhere, _roworder), in the table's order.
 std::string kernel_name(const KernelSpec& spec);
 
 // The plain sample kernel's switches: choices of how pass 1 reads the rows that change the kernel but not what it
@@ -143,6 +150,7 @@ struct KernelSwitch {
 inline constexpr KernelSwitch kKernelSwitches[] = {
     {&KernelSpec::warp_copies, false, "_nocopy", "--no-warp-copies", "warp_copies=off"},
     {&KernelSpec::ring_anywhere, true, "_anywhere", "--ring-anywhere", "ring=anywhere"},
+    {&KernelSpec::ring_row_order, true, "_roworder", "--ring-row-order", "ring_slots=row_order"},
 };
 inline bool is_set(const KernelSpec& spec, const KernelSwitch& s) { return spec.*s.field == s.set_to; }
 
@@ -212,6 +220,10 @@ bool stages_rows_anywhere(const KernelSpec& spec);
 // stages_rows_anywhere would not take. Only there does KernelSpec::ring_anywhere change the kernel (and validate()
 // allow it).
 bool ring_reads_rows_at_one_place(const KernelSpec& spec);
+// Whether the kernel's ring, ring_row_order aside, stages rows anywhere at W = 16 and reads a tile's rows into
+// permuted slots (slot s of lane r holding row s ^ (r & 3); ring_in_row_order false). Only there does
+// KernelSpec::ring_row_order change the kernel (and validate() allow it).
+bool ring_reads_slots_permuted(const KernelSpec& spec);
 // Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
 // (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
 // into shared memory (cp.async.bulk on sm_90), and pass 1, pass 2's chosen tile, the remnant and the drawn weight's
@@ -250,7 +262,8 @@ inline constexpr int kSlotRowsMaxBlocks = 8;
 // W = 16 (16-bit pairs of 3 or 4 blocks, f32 of 2 or 3) whose rows packed tightly are not whole 128-byte lines: a load
 // of the row slots then reads one row of each group of a warp, not four; and 1 for the ring of rows staged anywhere
 // that step an odd number of columns (ring_in_row_order: W = 16, single f32 weights, f64 from K = 1000, 16-bit pairs
-// of K = 2 mod 4), where the permuted order put a load's four rows on the same banks.
+// of K = 2 mod 4, and every kernel of ring_row_order = true), where the permuted order put a load's four rows on the
+// same banks.
 int permuted_slot_rows(const KernelSpec& spec);
 bool ring_in_row_order(const KernelSpec& spec);
 inline constexpr int kPermutedSlotRows = 4;
