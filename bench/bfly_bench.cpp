@@ -156,7 +156,8 @@ const Form& form_named(const std::string& name) {
       "  --llm              K = 32000,50257,128256,262144 at M = 1,4,16,64,256 (LLM vocabularies; 50257 is odd)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
       "                     bfly-split-pairs-w32, bfly-small-w32, bfly-pairs-w32-r31 (K <= 62 only), alg1,\n"
-      "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all\n"
+      "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all; bfly-auto-r0\n"
+      "                     (bfly-auto with R = 0 forced, the device's other rules kept) only when named\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -329,6 +330,13 @@ rt::SamplerOptions auto_options() {
   options.report_invalid_rows = false;  // time the launch alone, as a caller that does not read counters back
   return options;
 }
+// bfly-auto-r0: bfly-auto with R = 0 forced (every remnant padded to a whole block), the device's other rules kept:
+// where the rule's R sums a remnant linearly, the same kernel but for the remnant, through the same Sampler path.
+rt::SamplerOptions auto_r0_options() {
+  rt::SamplerOptions options = auto_options();
+  options.R = 0;
+  return options;
+}
 
 // The rows of the points at K: o.Ms, else enough rows for o.min_bytes of weights.
 std::vector<long long> rows_at(const Options& o, int K, std::size_t element_size) {
@@ -357,6 +365,9 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       if (wanted(o, "bfly-auto"))
         for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
           add(bfly::gen::choose_sample_spec(K, type, auto_options(), M, o.device));
+      if (o.algorithms.count("bfly-auto-r0"))
+        for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
+          add(bfly::gen::choose_sample_spec(K, type, auto_r0_options(), M, o.device));
     }
   }
   for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
@@ -511,7 +522,7 @@ struct Ceilings {
 class Bench {
  public:
   Bench(const Options& options, const cudaDeviceProp& prop, cudaStream_t stream)
-      : o_(options), prop_(prop), stream_(stream), sampler_(auto_options()) {}
+      : o_(options), prop_(prop), stream_(stream), sampler_(auto_options()), sampler_r0_(auto_r0_options()) {}
 
   void allocate(std::size_t input_bytes, std::size_t out_bytes, bool need_scratch, int max_K) {
     input_bytes_ = input_bytes;
@@ -654,6 +665,13 @@ class Bench {
       fmt::print("  bfly-auto chooses {}\n", bfly::gen::kernel_name(chosen));
       candidates.push_back({"bfly-auto", 0, "", [=, this](int i) {
                               sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
+                            }});
+    }
+    if (o_.algorithms.count("bfly-auto-r0")) {
+      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_r0_options(), M, o_.device);
+      fmt::print("  bfly-auto-r0 chooses {}\n", bfly::gen::kernel_name(chosen));
+      candidates.push_back({"bfly-auto-r0", 0, "", [=, this](int i) {
+                              sampler_r0_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
                             }});
     }
     // The paper's baselines and the warp-per-row sampler (f32 and f64 only).
@@ -873,6 +891,7 @@ class Bench {
   std::size_t input_bytes_ = 0;
   DeviceMemory split_parts_, split_arrivals_;
   rt::Sampler sampler_;
+  rt::Sampler sampler_r0_;  // bfly-auto-r0
   double read_ceiling_gbps_ = 0.0;
 };
 
