@@ -154,16 +154,15 @@ gen::KernelSpec spec_from_args(const Args& args) {
     const std::string_view flag = args.has("--draws") ? "--draws" : "--input";  // logits with one draw: --draws
     checked_flag(flag, args.value(flag).value_or(""), [&] { spec.validate(); });
     // Switches have no value for checked_flag's "FLAG VALUE: ..." form.
-    const auto set_switch = [&](std::string_view flag, bool gen::KernelSpec::*field, bool value) {
-      if (!args.has(flag)) return;
-      spec.*field = value;
+    for (const gen::KernelSwitch& s : gen::kKernelSwitches) {
+      if (!args.has(s.flag)) continue;
+      spec.*s.field = s.set_to;
       try {
         spec.validate();
       } catch (const Error& e) {
-        throw UsageError(fmt::format("{}: {}", flag, e.what()));
+        throw UsageError(fmt::format("{}: {}", s.flag, e.what()));
       }
-    };
-    for (const gen::KernelSwitch& s : gen::kKernelSwitches) set_switch(s.flag, s.field, s.set_to);
+    }
     return spec;
   }
   if (args.has("--input") || args.has("--draws"))

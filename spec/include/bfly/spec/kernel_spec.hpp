@@ -139,7 +139,8 @@ std::string kernel_name(const KernelSpec& spec);
 // draws, made by a device's rule (gen::choose_sample_spec) or forced (SampleChoice, bfly-gen's flags). Each is a bool
 // field of KernelSpec whose default is the rule of every device; a spec that sets a switch names it in its kernel's
 // name (the suffix), in describe() and in the bfly-gen command that regenerates it (the flag). KernelSpec::validate
-// says where each is allowed. Adding one: its field, a row here, its rule in choose_sample_spec and its SampleChoice.
+// says where each is allowed. Adding one: its field, a row here, its rule in choose_sample_spec and its SampleChoice
+// (which rt::draws_spec clears for the forms and the tests' `forcing` copies from a spec).
 struct KernelSwitch {
   bool KernelSpec::*field;
   bool set_to;                   // the field's value when the switch is set (its default is the other)
