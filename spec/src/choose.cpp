@@ -222,8 +222,8 @@ constexpr int kF32UncopiedFromK = 335;
 constexpr int kNarrowOddUncopiedFromK = 433, kNarrowOddUncopiedToK = 447;  // and again from:
 constexpr int kNarrowOddLongUncopiedFromK = 477;
 constexpr int kNarrowEvenUncopiedFromK = 642;
-bool skips_warp_copies(const KernelSpec& spec, const SampleChoice& forced) {
-  if (forced.W || forced.operation || !copies_warp_rows(spec)) return false;
+bool skips_warp_copies(const KernelSpec& spec) {
+  if (!copies_warp_rows(spec)) return false;
   const int K = spec.K;
   switch (spec.type) {
     case ElementType::f32:
@@ -238,19 +238,60 @@ bool skips_warp_copies(const KernelSpec& spec, const SampleChoice& forced) {
   return false;
 }
 
-// f32 rows copied by their warps on a device with fast memory (K up to kF32UncopiedFromK) pad their remnant to a block
-// (R = 0). The copies hold 4 or 5 one-warp CTAs an SM, whose pass 1 on the copy is bound by its own latency (ncu:
-// 75-85 % of the stall samples there, 13-17 % waiting for the copy; bench/results/h200-2026-12-03-s14c3-ncu-*), and a
-// remnant searched linearly costs them more than the padded block: f32 K = 337 (remnant 1) issued 96 M instructions
-// against K = 345's 83 M (padded). On the H200 at 1 GiB the 66 f32 K measured of the copies with a remnant of 1-8
-// columns (K = 65-358) read 0.81-0.96 of the read ceiling with R = 0 against 0.65-0.94, none lower (+0.004 to +0.17:
-// K = 71 0.796 -> 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325 0.784 -> 0.935; K = 337 0.672 -> 0.808, where no
-// copy reads 0.895 and is taken, above), the 65 padded K within 0.006 either way (-s14c4-switches-f32.csv,
-// -s14c5-switches-f32.csv: the same binary with and without R = 0, by an experimental switch). copies_warp_rows
-// leaves out the forms and LDA; a caller's forced R, W or operation keeps its own.
-bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
-  return spec.type == ElementType::f32 && !forced.R && !forced.W && !forced.operation && spec.linear_remnant() &&
-         copies_warp_rows(spec);
+// Rows whose remnant a device with fast memory pads to a block (R = 0) rather than searching it linearly, judged on the
+// kernel the rules give at the row kernel's own R; the chooser then derives the kernel again with R = 0 (its copies and
+// ring rules asked anew; for every K below that is the kernel measured with R = 0 forced).
+// - f32 rows copied by their warps (K up to kF32UncopiedFromK). The copies hold 4 or 5 one-warp CTAs an SM, whose pass
+//   1 on the copy is bound by its own latency (ncu: 75-85 % of the stall samples there, 13-17 % waiting for the copy;
+//   bench/results/h200-2026-12-03-s14c3-ncu-*), and a remnant searched linearly costs them more than the padded block:
+//   f32 K = 337 (remnant 1) issued 96 M instructions against K = 345's 83 M (padded). On the H200 at 1 GiB the 66 f32 K
+//   measured of the copies with a remnant of 1-8 columns (K = 65-358) read 0.81-0.96 of the read ceiling with R = 0
+//   against 0.65-0.94, none lower (+0.004 to +0.17: K = 71 0.796 -> 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325
+//   0.784 -> 0.935; K = 337 0.672 -> 0.808, where no copy reads 0.895 and is taken, above), the 65 padded K within
+//   0.006 either way (-s14c4-switches-f32.csv, -s14c5-switches-f32.csv: the same binary with and without R = 0).
+// - f64 rows at W = 16 up to K = 300 outside the short rows' kernels (copies up to K = 180, the ring past it). The
+//   remnant's linear search keeps its weights in registers: at R = 8 the staged kernels took 240-255 registers against
+//   160-166 at R = 0 (compiled on the H200 for sm_90). On the H200 at 1 GiB, bfly-bench's bfly-auto beside bfly-auto-r0
+//   (bench/results/h200-2026-12-04-s18c1-ab-f64-*.csv: every K of K mod 16 = 1-8 from 17 to 400, every fifth to 4096;
+//   -s18c4-ab-f64-rule.csv: every K the rule takes, one run each), and the tree with this rule beside the one before
+//   it (-s18c5-variants-f64.csv): the 125 K the rule takes +0.017 at the median, -0.010 (K = 167) to +0.161 (K = 131
+//   0.79 -> 0.95; under 0.90 31 -> 3), the copies +0.025, the ring +0.013 (in row order at odd K as well). K = 181,
+//   183 and 199 (row order) lost 0.006-0.021 in each run and keep R = 8; past K = 300 even K gained up to 0.02 and odd
+//   K lost up to 0.015, and from K = 400 the medians were within 0.006 either way with -0.042 at worst, so those keep
+//   R = 8; the short rows' kernels (K = 33-40 at W = 32 or over pairs) lost 0.3-0.46.
+// - bf16 and f16 rows over pairs copied by their warps, even K from 190 (to 641, where the copies end on fast memory,
+//   above), and odd K of 477-700 whose copies fast memory skips, but K = 334 and 556. On the H200 at 1 GiB, the tree
+//   with this rule beside the one before it at every K the rule takes (-s18c5-variants-{bf16,f16}.csv, one run each):
+//   the 139 even K +0.056 at the median in bf16 and +0.058 in f16, none lower (K = 600 0.75 -> 0.89; under 0.90
+//   91 -> 23 and 103 -> 29), the 78 odd K +0.014 and +0.016, -0.004 at worst (K = 477 0.82 -> 0.91; 77 -> 34 and
+//   78 -> 54); the same in bfly-auto beside bfly-auto-r0 (-s18c4-ab-bf16-rule.csv). K = 334 lost 0.025-0.029 in both types in five
+//   runs (-s18c3-ab-16bit-300-380-rep*.csv), its neighbours gaining, and K = 556 0.010-0.013 in three. Elsewhere the
+//   sign went with the compiler's registers more than with the remnant (-s18c1-ab-{bf16,f16}-*.csv, bf16 every fifth
+//   K of 190-4096, f16 every eleventh): odd copied K -0.117 to +0.101 (bf16 K = 335 lost the most), the rings past
+//   K = 642 (984 K) -0.058 to +0.051 with a median of -0.001, so those keep their R.
+// A caller's forced R keeps its own; the forms (rt::draws_spec) force their operation and LDA has its own kernels.
+constexpr int kFastMemoryF64PaddedToK = 300;
+constexpr int kFastMemoryF64LinearK[] = {181, 183, 199};  // R = 8 read more in every run
+constexpr int kFastMemoryNarrowEvenPaddedFromK = 190;
+constexpr int kFastMemoryNarrowLinearK[] = {334, 556};  // R = 8 read more in every run, both types
+constexpr int kFastMemoryNarrowOddPaddedToK = 700;
+bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) {
+  if (!spec.linear_remnant()) return false;
+  const int K = spec.K;
+  switch (spec.type) {
+    case ElementType::f32:
+      return copies_warp_rows(spec);
+    case ElementType::f64:
+      if (std::ranges::find(kFastMemoryF64LinearK, K) != std::end(kFastMemoryF64LinearK)) return false;
+      return !short_row_kernel && spec.operation == Operation::sample && spec.W == 16 && K <= kFastMemoryF64PaddedToK;
+    case ElementType::bf16:
+    case ElementType::f16:
+      if (short_row_kernel || spec.operation != Operation::sample_pairs) return false;
+      if (std::ranges::find(kFastMemoryNarrowLinearK, K) != std::end(kFastMemoryNarrowLinearK)) return false;
+      if (K % 2 == 0) return K >= kFastMemoryNarrowEvenPaddedFromK && copies_warp_rows(spec);
+      return K >= kNarrowOddLongUncopiedFromK && K <= kFastMemoryNarrowOddPaddedToK && !spec.warp_copies;
+  }
+  return false;
 }
 
 // Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and
@@ -282,13 +323,12 @@ bool pads_copied_remnant(const KernelSpec& spec, const SampleChoice& forced) {
 // 0.916 (under 0.90: 53 -> 6 K), bf16 K = 984-4088 of K = 8 mod 16 0.862 -> 0.908 (70 -> 12), f16 0.861 -> 0.905
 // (24 -> 9), f32 K = 340-388 0.845 -> 0.870 (348 -0.023 again), every other K within 0.006.
 // The H100 measured single weights staged anywhere only from K = 392 (kernel_spec.cpp, rows_off_sectors: f64 K =
-// 182-262 lost there), so other devices keep that rule. The forms and LDA never stage this way; a caller's forced W or
-// operation keeps the kernel as the rules above give it.
+// 182-262 lost there), so other devices keep that rule. The forms and LDA never stage this way.
 constexpr int kSectorBytes = 32;
 constexpr int kFastMemoryPairsAnywhereFromK = 984;
 constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 1020;  // f64 K = 4 mod 8
-bool stages_off_sectors_anywhere(const KernelSpec& spec, const SampleChoice& forced) {
-  if (forced.W || forced.operation || !ring_reads_rows_at_one_place(spec)) return false;
+bool stages_off_sectors_anywhere(const KernelSpec& spec) {
+  if (!ring_reads_rows_at_one_place(spec)) return false;
   if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0)
     return spec.weights_per_column() == 1 || spec.K >= kFastMemoryPairsAnywhereFromK;
   return spec.type == ElementType::f64 && spec.weights_per_column() == 1 && spec.K % 8 == 4 &&
@@ -312,9 +352,9 @@ bool stages_off_sectors_anywhere(const KernelSpec& spec, const SampleChoice& for
 // permuted order below K = 1000. The rule against the kernels before it, one run each (-s16c3-ab-table.txt): the 205 odd
 // K of 181-999 (every fourth) a median of 0.863 -> 0.904 (under 0.90: 202 -> 57 K; -0.002 to +0.125).
 constexpr int kFastMemoryF64RowOrderFromK = 181;
-bool reads_f64_odd_rows_in_row_order(const KernelSpec& spec, const SampleChoice& forced) {
-  return !forced.W && !forced.operation && spec.type == ElementType::f64 && spec.K % 2 == 1 &&
-         spec.K >= kFastMemoryF64RowOrderFromK && ring_reads_slots_permuted(spec);
+bool reads_f64_odd_rows_in_row_order(const KernelSpec& spec) {
+  return spec.type == ElementType::f64 && spec.K % 2 == 1 && spec.K >= kFastMemoryF64RowOrderFromK &&
+         ring_reads_slots_permuted(spec);
 }
 }  // namespace
 
@@ -344,8 +384,10 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
   Operation by_shape =
       K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
   SampleChoice chosen = forced;  // the caller's choices, and W where the short rows' rule sets it
+  bool short_row_kernel = false;  // the short rows' rule chose the kernel
   if (fast_memory && !forced.operation && !forced.W && !split_by_shape)
     if (const std::optional<ShortRowKernel> kernel = fast_memory_short_rows(K, type)) {
+      short_row_kernel = true;
       by_shape = kernel->operation;
       chosen.W = kernel->W;
       if (!forced.R && kernel->R) chosen.R = kernel->R;
@@ -386,21 +428,32 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  KernelSpec spec = row_kernel_spec(K, type, chosen, operation);
-  if (forced.warp_copies)
-    spec.warp_copies = *forced.warp_copies;
-  else if (fast_memory && skips_warp_copies(spec, forced))
-    spec.warp_copies = false;
-  if (fast_memory && pads_copied_remnant(spec, forced)) spec.R = 0;
-  if (forced.ring_anywhere)  // where the ring would read the rows at one place; elsewhere there is nothing to change
-    spec.ring_anywhere = *forced.ring_anywhere && ring_reads_rows_at_one_place(spec);
-  else if (fast_memory && stages_off_sectors_anywhere(spec, forced))
-    spec.ring_anywhere = true;
-  if (forced.ring_row_order)  // where the ring would read a tile's rows into permuted slots; elsewhere nothing changes
-    spec.ring_row_order = *forced.ring_row_order && ring_reads_slots_permuted(spec);
-  else if (fast_memory && reads_f64_odd_rows_in_row_order(spec, forced))
-    spec.ring_row_order = true;
-  spec.validate();
+  // The rules of fast memory below were measured on the kernels the rules above give; a caller's forced W or operation
+  // keeps its kernel as those give it.
+  const bool fast_memory_rules = fast_memory && !forced.W && !forced.operation;
+  const auto row_kernel_by_rules = [&](const SampleChoice& choice) {
+    KernelSpec spec = row_kernel_spec(K, type, choice, operation);
+    if (forced.warp_copies)
+      spec.warp_copies = *forced.warp_copies;
+    else if (fast_memory_rules && skips_warp_copies(spec))
+      spec.warp_copies = false;
+    if (forced.ring_anywhere)  // where the ring would read the rows at one place; elsewhere there is nothing to change
+      spec.ring_anywhere = *forced.ring_anywhere && ring_reads_rows_at_one_place(spec);
+    else if (fast_memory_rules && stages_off_sectors_anywhere(spec))
+      spec.ring_anywhere = true;
+    if (forced.ring_row_order)  // where the ring would read a tile's rows into permuted slots; else nothing changes
+      spec.ring_row_order = *forced.ring_row_order && ring_reads_slots_permuted(spec);
+    else if (fast_memory_rules && reads_f64_odd_rows_in_row_order(spec))
+      spec.ring_row_order = true;
+    spec.validate();
+    return spec;
+  };
+  KernelSpec spec = row_kernel_by_rules(chosen);
+  // A remnant that fast memory pads: the kernel derived again at R = 0, its copies and ring asked anew.
+  if (fast_memory_rules && !forced.R && pads_remnant_on_fast_memory(spec, short_row_kernel)) {
+    chosen.R = 0;
+    spec = row_kernel_by_rules(chosen);
+  }
   return spec;
 }
 

@@ -345,10 +345,61 @@ TEST(Sampler, CopiedF32RowsPadTheirRemnantOnFastMemory) {
   SamplerOptions forced_r;
   forced_r.R = 8;
   EXPECT_EQ(spec_at(325, h200, forced_r).R, 8);
-  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 keeps its pairs' rule (R = 0 was measured there
-  // and not taken).
+  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 K = 337 (odd, copied) keeps its pairs' R (R = 0
+  // was measured there and not taken).
   EXPECT_EQ(spec_at(337, h200).R, 8);
   EXPECT_NE(gen::choose_sample_spec(337, ElementType::bf16, {}, 1 << 20, h200).R, 0);
+}
+
+// On a device with fast memory f64 rows at W = 16 up to K = 300 pad their remnant (R = 0) but for K = 181, 183 and
+// 199, and so do 16-bit rows over pairs that keep their copies at even K from 190 or skip them at odd K up to 700
+// (but K = 334 and 556); the kernel is derived again at R = 0 (f64 K = 130 is then staged anywhere, as measured).
+// The H100 keeps the row kernel's R, and so do the short rows' kernels, longer rows, and a caller's forced R or W.
+TEST(Sampler, F64AndPairsPadTheirRemnantOnFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType, gen::Operation;
+  const auto spec_at = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    return gen::choose_sample_spec(K, type, options, 1 << 20, device);
+  };
+  for (int K : {72, 119, 130, 133, 198, 231, 296}) {
+    const gen::KernelSpec fast = spec_at(K, ElementType::f64, h200), slow = spec_at(K, ElementType::f64, h100);
+    ASSERT_EQ(fast.operation, Operation::sample) << K;
+    EXPECT_EQ(fast.R, 0) << K;
+    EXPECT_TRUE(fast.padded()) << K;
+    EXPECT_EQ(slow.R, 8) << K;
+    EXPECT_TRUE(slow.linear_remnant()) << K;
+  }
+  SamplerOptions r0;
+  r0.R = 0;
+  EXPECT_EQ(spec_at(130, ElementType::f64, h200), spec_at(130, ElementType::f64, h200, r0));
+  EXPECT_TRUE(spec_at(130, ElementType::f64, h200).ring_anywhere);
+  EXPECT_TRUE(spec_at(231, ElementType::f64, h200).ring_row_order);
+  for (int K : {37, 181, 183, 199, 305, 402}) EXPECT_EQ(spec_at(K, ElementType::f64, h200).R, 8) << K;
+  EXPECT_TRUE(spec_at(181, ElementType::f64, h200).ring_row_order);
+  SamplerOptions forced_r, forced_w;
+  forced_r.R = 8;
+  forced_w.W = 16;
+  EXPECT_EQ(spec_at(133, ElementType::f64, h200, forced_r).R, 8);
+  EXPECT_EQ(spec_at(133, ElementType::f64, h200, forced_w).R, 8);
+
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {200, 520, 586, 600}) {
+      const gen::KernelSpec fast = spec_at(K, type, h200);
+      ASSERT_EQ(fast.operation, Operation::sample_pairs) << K;
+      EXPECT_TRUE(gen::copies_warp_rows(fast)) << K;
+      EXPECT_EQ(fast.R, 0) << K;
+      EXPECT_TRUE(spec_at(K, type, h100).linear_remnant()) << K;
+    }
+    for (int K : {487, 495}) {
+      const gen::KernelSpec fast = spec_at(K, type, h200);
+      EXPECT_FALSE(fast.warp_copies) << K;
+      EXPECT_EQ(fast.R, 0) << K;
+    }
+    // Odd K copied, odd K past 700, even K of the ring, the short rows' kernel at W = 32 (K = 55), shorter even rows,
+    // and K = 334 and 556.
+    for (int K : {335, 705, 740, 55, 150, 334, 556}) EXPECT_TRUE(spec_at(K, type, h200).linear_remnant()) << K;
+    EXPECT_EQ(spec_at(520, type, h200, forced_r).R, 8);
+  }
 }
 
 // The copies of the longest rows their rule takes are turned off on a device with fast memory (f32 K from 335, 16-bit
