@@ -51,6 +51,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -156,8 +157,9 @@ const Form& form_named(const std::string& name) {
       "  --llm              K = 32000,50257,128256,262144 at M = 1,4,16,64,256 (LLM vocabularies; 50257 is odd)\n"
       "  --algorithms LIST  only these (names as in the CSV: bfly-addsub-w32, bfly-auto, bfly-pairs-w16, bfly-split-w32,\n"
       "                     bfly-split-pairs-w32, bfly-small-w32, bfly-pairs-w32-r31 (K <= 62 only), alg1,\n"
-      "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all; bfly-auto-r0\n"
-      "                     (bfly-auto with R = 0 forced, the device's other rules kept) only when named\n"
+      "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all; only when named:\n"
+      "                     bfly-auto-r0 (bfly-auto with R = 0 forced, the device's other rules kept),\n"
+      "                     bfly-auto-nocopy (the warps' copies off), bfly-auto-nocopy-r0 (both)\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -330,11 +332,20 @@ rt::SamplerOptions auto_options() {
   options.report_invalid_rows = false;  // time the launch alone, as a caller that does not read counters back
   return options;
 }
-// bfly-auto-r0: bfly-auto with R = 0 forced (every remnant padded to a whole block), the device's other rules kept:
-// where the rule's R sums a remnant linearly, the same kernel but for the remnant, through the same Sampler path.
-rt::SamplerOptions auto_r0_options() {
+// bfly-auto with one of the device's rules forced and the others kept, through the same Sampler path (a rule's A/B on
+// the device; timed only when named): -r0 R = 0 (a remnant the rule's R sums linearly padded to a whole block instead),
+// -nocopy without the warps' copies (KernelSpec::warp_copies = false: the ring or the register loads), -nocopy-r0 both.
+struct AutoVariant {
+  std::string_view name;
+  std::optional<int> R;
+  std::optional<bool> warp_copies;
+};
+constexpr AutoVariant kAutoVariants[] = {
+    {"bfly-auto-r0", 0, std::nullopt}, {"bfly-auto-nocopy", std::nullopt, false}, {"bfly-auto-nocopy-r0", 0, false}};
+rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   rt::SamplerOptions options = auto_options();
-  options.R = 0;
+  options.R = variant.R;
+  options.warp_copies = variant.warp_copies;
   return options;
 }
 
@@ -365,9 +376,10 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       if (wanted(o, "bfly-auto"))
         for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
           add(bfly::gen::choose_sample_spec(K, type, auto_options(), M, o.device));
-      if (o.algorithms.count("bfly-auto-r0"))
-        for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
-          add(bfly::gen::choose_sample_spec(K, type, auto_r0_options(), M, o.device));
+      for (const AutoVariant& variant : kAutoVariants)
+        if (o.algorithms.count(std::string(variant.name)))
+          for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
+            add(bfly::gen::choose_sample_spec(K, type, auto_variant_options(variant), M, o.device));
     }
   }
   for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
@@ -522,7 +534,9 @@ struct Ceilings {
 class Bench {
  public:
   Bench(const Options& options, const cudaDeviceProp& prop, cudaStream_t stream)
-      : o_(options), prop_(prop), stream_(stream), sampler_(auto_options()), sampler_r0_(auto_r0_options()) {}
+      : o_(options), prop_(prop), stream_(stream), sampler_(auto_options()) {
+    for (const AutoVariant& variant : kAutoVariants) variant_samplers_.emplace_back(auto_variant_options(variant));
+  }
 
   void allocate(std::size_t input_bytes, std::size_t out_bytes, bool need_scratch, int max_K) {
     input_bytes_ = input_bytes;
@@ -667,11 +681,14 @@ class Bench {
                               sampler_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
                             }});
     }
-    if (o_.algorithms.count("bfly-auto-r0")) {
-      const KernelSpec chosen = bfly::gen::choose_sample_spec(K, type, auto_r0_options(), M, o_.device);
-      fmt::print("  bfly-auto-r0 chooses {}\n", bfly::gen::kernel_name(chosen));
-      candidates.push_back({"bfly-auto-r0", 0, "", [=, this](int i) {
-                              sampler_r0_.sample(weights(i), M, K, ld, out, seed, 0, stream_);
+    for (std::size_t v = 0; v < std::size(kAutoVariants); ++v) {
+      const std::string name(kAutoVariants[v].name);
+      if (!o_.algorithms.count(name)) continue;
+      const KernelSpec chosen =
+          bfly::gen::choose_sample_spec(K, type, auto_variant_options(kAutoVariants[v]), M, o_.device);
+      fmt::print("  {} chooses {}\n", name, bfly::gen::kernel_name(chosen));
+      candidates.push_back({name, 0, "", [=, this](int i) {
+                              variant_samplers_[v].sample(weights(i), M, K, ld, out, seed, 0, stream_);
                             }});
     }
     // The paper's baselines and the warp-per-row sampler (f32 and f64 only).
@@ -891,7 +908,7 @@ class Bench {
   std::size_t input_bytes_ = 0;
   DeviceMemory split_parts_, split_arrivals_;
   rt::Sampler sampler_;
-  rt::Sampler sampler_r0_;  // bfly-auto-r0
+  std::vector<rt::Sampler> variant_samplers_;  // one a kAutoVariants entry
   double read_ceiling_gbps_ = 0.0;
 };
 
