@@ -215,12 +215,24 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
 //   the remnant padded, below, 0.81-0.83), while K = 326-334 lost 0.01-0.14;
 // - bf16 and f16 odd K = 433-447 read 0.90-0.91 against 0.80-0.81, odd K from 477 0.83-0.91 against 0.60-0.82 (K =
 //   561 0.675 -> 0.900, 693 0.601 -> 0.896), even K from 642 0.81-0.89 against 0.67-0.82 (K = 678 0.674 -> 0.874);
-//   odd K = 449-475 (0.87-0.91 with copies) and even K under 642 keep them: even K = 498-552 read 0.87-0.95 with
-//   copies against 0.75-0.82 (a few even K of 486-666 read 0.01-0.05 more without, not taken);
+//   even K under 642 keep them: even K = 498-552 read 0.87-0.95 with copies against 0.75-0.82 (a few even K of
+//   486-666 read 0.01-0.05 more without, not taken), and even K of 196-640 every eighth with their remnant padded
+//   (below) 0.83-0.94 against 0.58-0.91 without (-s18c6-copies-bf16-even-196-640.csv: bfly-bench's bfly-auto and
+//   bfly-auto-nocopy-r0). Odd K from 337 go without copies and pad their remnant (below) but in three bands of K
+//   where the copies read more: every odd K of 333-481, the tree without copies from K = 337 beside the one before it
+//   (-s18c7-variants-{bf16,f16}.csv, one run each), read +0.010 to +0.071 at K = 337-361, 367-381, 399-431 and 459-475
+//   (bf16 K = 349 0.840 -> 0.877, 429 0.830 -> 0.900, 473 0.875 -> 0.913; f16 the same), but lost up to 0.027 at K =
+//   363-365, 383-397 and 449-457, where the copies read 0.89-0.91 (f16 K = 363 0.893 -> 0.866, 385 0.901 -> 0.878),
+//   so those keep them (K = 433-447 went without them before, within 0.003 either way). Odd K of 191-335 read
+//   0.85-0.92 with copies against 0.57-0.80 without (-s18c6-copies-{bf16,f16}-odd-*.csv, bf16 every fourth odd K,
+//   f16 every eighth: bfly-auto against bfly-auto-nocopy and bfly-auto-nocopy-r0);
 // - f64 keeps its copies (K = 61-177: 0.88-0.95 against 0.77-0.81).
 constexpr int kF32UncopiedFromK = 335;
-constexpr int kNarrowOddUncopiedFromK = 433, kNarrowOddUncopiedToK = 447;  // and again from:
-constexpr int kNarrowOddLongUncopiedFromK = 477;
+constexpr int kNarrowOddUncopiedFromK = 337;
+struct KBand {
+  int from, to;
+};
+constexpr KBand kNarrowOddCopiedBands[] = {{363, 365}, {383, 397}, {449, 457}};  // odd K from 337 that keep copies
 constexpr int kNarrowEvenUncopiedFromK = 642;
 bool skips_warp_copies(const KernelSpec& spec) {
   if (!copies_warp_rows(spec)) return false;
@@ -231,7 +243,8 @@ bool skips_warp_copies(const KernelSpec& spec) {
     case ElementType::bf16:
     case ElementType::f16:
       if (K % 2 == 0) return K >= kNarrowEvenUncopiedFromK;
-      return (K >= kNarrowOddUncopiedFromK && K <= kNarrowOddUncopiedToK) || K >= kNarrowOddLongUncopiedFromK;
+      if (K < kNarrowOddUncopiedFromK) return false;
+      return std::ranges::none_of(kNarrowOddCopiedBands, [K](KBand band) { return K >= band.from && K <= band.to; });
     case ElementType::f64:
       return false;
   }
@@ -260,11 +273,12 @@ bool skips_warp_copies(const KernelSpec& spec) {
 //   K lost up to 0.015, and from K = 400 the medians were within 0.006 either way with -0.042 at worst, so those keep
 //   R = 8; the short rows' kernels (K = 33-40 at W = 32 or over pairs) lost 0.3-0.46.
 // - bf16 and f16 rows over pairs copied by their warps, even K from 190 (to 641, where the copies end on fast memory,
-//   above), and odd K of 477-700 whose copies fast memory skips, but K = 334 and 556. On the H200 at 1 GiB, the tree
-//   with this rule beside the one before it at every K the rule takes (-s18c5-variants-{bf16,f16}.csv, one run each):
-//   the 139 even K +0.056 at the median in bf16 and +0.058 in f16, none lower (K = 600 0.75 -> 0.89; under 0.90
-//   91 -> 23 and 103 -> 29), the 78 odd K +0.014 and +0.016, -0.004 at worst (K = 477 0.82 -> 0.91; 77 -> 34 and
-//   78 -> 54); the same in bfly-auto beside bfly-auto-r0 (-s18c4-ab-bf16-rule.csv). K = 334 lost 0.025-0.029 in both types in five
+//   above), and odd K of 337-700 whose copies fast memory skips, but K = 334 and 556. On the H200 at 1 GiB, the tree
+//   with this rule beside the one before it at every K the rule took then (-s18c5-variants-{bf16,f16}.csv, one run
+//   each; odd K from 477): the 139 even K +0.056 at the median in bf16 and +0.058 in f16, none lower (K = 600 0.75 ->
+//   0.89; under 0.90 91 -> 23 and 103 -> 29), the 78 odd K +0.014 and +0.016, -0.004 at worst (K = 477 0.82 -> 0.91;
+//   77 -> 34 and 78 -> 54); the same in bfly-auto beside bfly-auto-r0 (-s18c4-ab-bf16-rule.csv). Odd K of 337-475
+//   were measured with their copies off and R = 0 together (above). K = 334 lost 0.025-0.029 in both types in five
 //   runs (-s18c3-ab-16bit-300-380-rep*.csv), its neighbours gaining, and K = 556 0.010-0.013 in three. Elsewhere the
 //   sign went with the compiler's registers more than with the remnant (-s18c1-ab-{bf16,f16}-*.csv, bf16 every fifth
 //   K of 190-4096, f16 every eleventh): odd copied K -0.117 to +0.101 (bf16 K = 335 lost the most), the rings past
@@ -289,7 +303,7 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
       if (short_row_kernel || spec.operation != Operation::sample_pairs) return false;
       if (std::ranges::find(kFastMemoryNarrowLinearK, K) != std::end(kFastMemoryNarrowLinearK)) return false;
       if (K % 2 == 0) return K >= kFastMemoryNarrowEvenPaddedFromK && copies_warp_rows(spec);
-      return K >= kNarrowOddLongUncopiedFromK && K <= kFastMemoryNarrowOddPaddedToK && !spec.warp_copies;
+      return K >= kNarrowOddUncopiedFromK && K <= kFastMemoryNarrowOddPaddedToK && !spec.warp_copies;
   }
   return false;
 }

@@ -458,7 +458,7 @@ TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
 }
 
 // Rows whose warps' copies the device's rule turns off on fast memory (KernelSpec::warp_copies; f32 K = 335-359, 16-bit
-// odd K = 433-447 and from 477, even K from 642) and their neighbours that keep them (f32 K = 325 with its remnant
+// odd K from 337 but three bands, even K from 642) and their neighbours that keep them (f32 K = 325 with its remnant
 // padded, bf16 K = 640).
 TEST(GpuSampler, LongCopiedRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
@@ -504,12 +504,12 @@ TEST(GpuSampler, F64OddRowsDrawAsTheDevicesRuleChooses) {
 
 // Remnants that the device's rule pads on fast memory (R = 0; gen::choose_sample_spec derives the kernel again): f64
 // rows copied (K = 72; K = 130, whose ring at R = 0 is staged anywhere), read in row order (K = 231), and 16-bit rows
-// over pairs copied at even K (bf16 K = 520, f16 K = 586) or uncopied at odd K (bf16 K = 495).
+// over pairs copied at even K (bf16 K = 520, f16 K = 586) or uncopied at odd K (bf16 K = 423 and 495).
 TEST(GpuSampler, PaddedRemnantsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
   for (int K : {72, 130, 231}) rows_draw_as_chosen<double>(K, device);
-  for (int K : {495, 520}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  for (int K : {423, 495, 520}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   rows_draw_as_chosen<bfly::half_bits>(586, device);
   if (device.fast_memory()) {
     EXPECT_EQ(gen::choose_sample_spec(231, ElementType::f64, {}, 1 << 20, device).R, 0);

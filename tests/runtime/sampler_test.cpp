@@ -345,14 +345,14 @@ TEST(Sampler, CopiedF32RowsPadTheirRemnantOnFastMemory) {
   SamplerOptions forced_r;
   forced_r.R = 8;
   EXPECT_EQ(spec_at(325, h200, forced_r).R, 8);
-  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 K = 337 (odd, copied) keeps its pairs' R (R = 0
+  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 K = 335 (odd, copied) keeps its pairs' R (R = 0
   // was measured there and not taken).
   EXPECT_EQ(spec_at(337, h200).R, 8);
-  EXPECT_NE(gen::choose_sample_spec(337, ElementType::bf16, {}, 1 << 20, h200).R, 0);
+  EXPECT_NE(gen::choose_sample_spec(335, ElementType::bf16, {}, 1 << 20, h200).R, 0);
 }
 
 // On a device with fast memory f64 rows at W = 16 up to K = 300 pad their remnant (R = 0) but for K = 181, 183 and
-// 199, and so do 16-bit rows over pairs that keep their copies at even K from 190 or skip them at odd K up to 700
+// 199, and so do 16-bit rows over pairs that keep their copies at even K from 190 or skip them at odd K of 337-700
 // (but K = 334 and 556); the kernel is derived again at R = 0 (f64 K = 130 is then staged anywhere, as measured).
 // The H100 keeps the row kernel's R, and so do the short rows' kernels, longer rows, and a caller's forced R or W.
 TEST(Sampler, F64AndPairsPadTheirRemnantOnFastMemory) {
@@ -390,20 +390,20 @@ TEST(Sampler, F64AndPairsPadTheirRemnantOnFastMemory) {
       EXPECT_EQ(fast.R, 0) << K;
       EXPECT_TRUE(spec_at(K, type, h100).linear_remnant()) << K;
     }
-    for (int K : {487, 495}) {
+    for (int K : {339, 423, 461, 487, 495}) {
       const gen::KernelSpec fast = spec_at(K, type, h200);
       EXPECT_FALSE(fast.warp_copies) << K;
       EXPECT_EQ(fast.R, 0) << K;
     }
-    // Odd K copied, odd K past 700, even K of the ring, the short rows' kernel at W = 32 (K = 55), shorter even rows,
-    // and K = 334 and 556.
-    for (int K : {335, 705, 740, 55, 150, 334, 556}) EXPECT_TRUE(spec_at(K, type, h200).linear_remnant()) << K;
+    // Odd K copied (K = 335, and 385 in a band that keeps its copies), odd K past 700, even K of the ring, the short
+    // rows' kernel at W = 32 (K = 55), shorter even rows, and K = 334 and 556.
+    for (int K : {335, 385, 705, 740, 55, 150, 334, 556}) EXPECT_TRUE(spec_at(K, type, h200).linear_remnant()) << K;
     EXPECT_EQ(spec_at(520, type, h200, forced_r).R, 8);
   }
 }
 
 // The copies of the longest rows their rule takes are turned off on a device with fast memory (f32 K from 335, 16-bit
-// odd K of 433-447 and from 477, even K from 642); the H100 and f64 keep them, and so does a forced W or operation.
+// odd K from 337 but three bands, even K from 642); the H100 and f64 keep them, and so does a forced W or operation.
 TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType;
@@ -422,11 +422,11 @@ TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
   for (int K : {255, 326, 334}) EXPECT_TRUE(copies(K, ElementType::f32, h200)) << K;
   EXPECT_FALSE(copy_off(360, ElementType::f32));  // past the copies' limit: nothing to turn off
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
-    for (int K : {433, 441, 447, 477, 561, 693, 719, 642, 678, 718}) {
+    for (int K : {337, 361, 367, 381, 399, 423, 433, 441, 447, 459, 475, 477, 561, 693, 719, 642, 678, 718}) {
       EXPECT_TRUE(copy_off(K, type)) << K;
       EXPECT_TRUE(copies(K, type, h100)) << K;
     }
-    for (int K : {431, 449, 475, 432, 504, 640}) EXPECT_TRUE(copies(K, type, h200)) << K;
+    for (int K : {191, 335, 363, 365, 383, 397, 449, 457, 432, 504, 640}) EXPECT_TRUE(copies(K, type, h200)) << K;
   }
   for (int K : {99, 150}) EXPECT_TRUE(copies(K, ElementType::f64, h200)) << K;
   SamplerOptions forced_pairs;
