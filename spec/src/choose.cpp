@@ -262,6 +262,13 @@ bool skips_warp_copies(const KernelSpec& spec) {
 //   against 0.65-0.94, none lower (+0.004 to +0.17: K = 71 0.796 -> 0.856, 97 0.810 -> 0.928, 280 0.734 -> 0.904, 325
 //   0.784 -> 0.935; K = 337 0.672 -> 0.808, where no copy reads 0.895 and is taken, above), the 65 padded K within
 //   0.006 either way (-s14c4-switches-f32.csv, -s14c5-switches-f32.csv: the same binary with and without R = 0).
+// - f32 rows staged without copies (from K = 335) of K = 8 mod 16 up to K = 904, and K = 338, 342, 370 and 374 (K mod
+//   32 = 18 or 22). bfly-bench's bfly-auto beside bfly-auto-r0 on the H200 at 1 GiB, two runs each
+//   (bench/results/h200-2026-12-04-s18c10-ab-f32-rep{1,2}.csv): K = 8 mod 16 +0.004 to +0.070 from 344 to 904 but
+//   0.000 to -0.002 at K = 760, 824 (K = 344 0.82 -> 0.89, 408 0.86 -> 0.92, 440 0.88 -> 0.92), within 0.005 from 920
+//   and -0.022 at K = 1032; K = 338, 342, 370 +0.05 to +0.07 (338 0.84 -> 0.91), 374 +0.009, while K mod 32 = 18 or 22
+//   past 400 moved -0.008 to +0.006, and K = 354 and 358 lost 0.01 (-s18c9-variants-f32-335-420.csv, where odd K lost
+//   up to 0.065 and K = 4 mod 8, staged anywhere, moved 0.01 at most).
 // - f64 rows at W = 16 up to K = 300 outside the short rows' kernels (copies up to K = 180, the ring past it). The
 //   remnant's linear search keeps its weights in registers: at R = 8 the staged kernels took 240-255 registers against
 //   160-166 at R = 0 (compiled on the H200 for sm_90). On the H200 at 1 GiB, bfly-bench's bfly-auto beside bfly-auto-r0
@@ -284,6 +291,8 @@ bool skips_warp_copies(const KernelSpec& spec) {
 //   K of 190-4096, f16 every eleventh): odd copied K -0.117 to +0.101 (bf16 K = 335 lost the most), the rings past
 //   K = 642 (984 K) -0.058 to +0.051 with a median of -0.001, so those keep their R.
 // A caller's forced R keeps its own; the forms (rt::draws_spec) force their operation and LDA has its own kernels.
+constexpr int kFastMemoryF32StagedPaddedToK = 904;
+constexpr int kFastMemoryF32StagedPaddedK[] = {338, 342, 370, 374};
 constexpr int kFastMemoryF64PaddedToK = 300;
 constexpr int kFastMemoryF64LinearK[] = {181, 183, 199};  // R = 8 read more in every run
 constexpr int kFastMemoryNarrowEvenPaddedFromK = 190;
@@ -294,7 +303,10 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
   const int K = spec.K;
   switch (spec.type) {
     case ElementType::f32:
-      return copies_warp_rows(spec);
+      if (copies_warp_rows(spec)) return true;
+      if (spec.operation != Operation::sample || spec.W != 16 || K < kF32UncopiedFromK) return false;
+      return (K % 16 == 8 && K <= kFastMemoryF32StagedPaddedToK) ||
+             std::ranges::find(kFastMemoryF32StagedPaddedK, K) != std::end(kFastMemoryF32StagedPaddedK);
     case ElementType::f64:
       if (std::ranges::find(kFastMemoryF64LinearK, K) != std::end(kFastMemoryF64LinearK)) return false;
       return !short_row_kernel && spec.operation == Operation::sample && spec.W == 16 && K <= kFastMemoryF64PaddedToK;

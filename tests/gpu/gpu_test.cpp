@@ -503,16 +503,19 @@ TEST(GpuSampler, F64OddRowsDrawAsTheDevicesRuleChooses) {
 }
 
 // Remnants that the device's rule pads on fast memory (R = 0; gen::choose_sample_spec derives the kernel again): f64
-// rows copied (K = 72; K = 130, whose ring at R = 0 is staged anywhere), read in row order (K = 231), and 16-bit rows
-// over pairs copied at even K (bf16 K = 520, f16 K = 586) or uncopied at odd K (bf16 K = 423 and 495).
+// rows copied (K = 72; K = 130, whose ring at R = 0 is staged anywhere), read in row order (K = 231), f32 rows staged
+// without copies (K = 344), and 16-bit rows over pairs copied at even K (bf16 K = 520, f16 K = 586) or uncopied at odd
+// K (bf16 K = 423 and 495).
 TEST(GpuSampler, PaddedRemnantsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
   for (int K : {72, 130, 231}) rows_draw_as_chosen<double>(K, device);
+  rows_draw_as_chosen<float>(344, device);
   for (int K : {423, 495, 520}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   rows_draw_as_chosen<bfly::half_bits>(586, device);
   if (device.fast_memory()) {
     EXPECT_EQ(gen::choose_sample_spec(231, ElementType::f64, {}, 1 << 20, device).R, 0);
+    EXPECT_EQ(gen::choose_sample_spec(344, ElementType::f32, {}, 1 << 20, device).R, 0);
     EXPECT_EQ(gen::choose_sample_spec(495, ElementType::bf16, {}, 1 << 20, device).R, 0);
   }
   report_draws(current_test_name(), 0);

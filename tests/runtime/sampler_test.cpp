@@ -345,9 +345,15 @@ TEST(Sampler, CopiedF32RowsPadTheirRemnantOnFastMemory) {
   SamplerOptions forced_r;
   forced_r.R = 8;
   EXPECT_EQ(spec_at(325, h200, forced_r).R, 8);
-  // Rows not copied on fast memory (K = 337, below) keep R = 8; bf16 K = 335 (odd, copied) keeps its pairs' R (R = 0
-  // was measured there and not taken).
+  // Rows not copied on fast memory (K = 337, below) keep R = 8 but at K = 8 mod 16 up to 904 and K = 338, 342, 370
+  // and 374; bf16 K = 335 (odd, copied) keeps its pairs' R (R = 0 was measured there and not taken).
   EXPECT_EQ(spec_at(337, h200).R, 8);
+  for (int K : {338, 342, 344, 374, 408, 904}) {
+    EXPECT_FALSE(gen::copies_warp_rows(spec_at(K, h200))) << K;
+    EXPECT_EQ(spec_at(K, h200).R, 0) << K;
+    EXPECT_EQ(spec_at(K, h100).R, 8) << K;
+  }
+  for (int K : {354, 358, 402, 920, 1032}) EXPECT_EQ(spec_at(K, h200).R, 8) << K;
   EXPECT_NE(gen::choose_sample_spec(335, ElementType::bf16, {}, 1 << 20, h200).R, 0);
 }
 
