@@ -298,6 +298,10 @@ constexpr int kFastMemoryF64LinearK[] = {181, 183, 199};  // R = 8 read more in 
 constexpr int kFastMemoryNarrowEvenPaddedFromK = 190;
 constexpr int kFastMemoryNarrowLinearK[] = {334, 556};  // R = 8 read more in every run, both types
 constexpr int kFastMemoryNarrowOddPaddedToK = 700;
+template <std::size_t N>
+bool listed(int K, const int (&list)[N]) {
+  return std::ranges::find(list, K) != std::end(list);
+}
 bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) {
   if (!spec.linear_remnant()) return false;
   const int K = spec.K;
@@ -305,15 +309,14 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
     case ElementType::f32:
       if (copies_warp_rows(spec)) return true;
       if (spec.operation != Operation::sample || spec.W != 16 || K < kF32UncopiedFromK) return false;
-      return (K % 16 == 8 && K <= kFastMemoryF32StagedPaddedToK) ||
-             std::ranges::find(kFastMemoryF32StagedPaddedK, K) != std::end(kFastMemoryF32StagedPaddedK);
+      return (K % 16 == 8 && K <= kFastMemoryF32StagedPaddedToK) || listed(K, kFastMemoryF32StagedPaddedK);
     case ElementType::f64:
-      if (std::ranges::find(kFastMemoryF64LinearK, K) != std::end(kFastMemoryF64LinearK)) return false;
+      if (listed(K, kFastMemoryF64LinearK)) return false;
       return !short_row_kernel && spec.operation == Operation::sample && spec.W == 16 && K <= kFastMemoryF64PaddedToK;
     case ElementType::bf16:
     case ElementType::f16:
       if (short_row_kernel || spec.operation != Operation::sample_pairs) return false;
-      if (std::ranges::find(kFastMemoryNarrowLinearK, K) != std::end(kFastMemoryNarrowLinearK)) return false;
+      if (listed(K, kFastMemoryNarrowLinearK)) return false;
       if (K % 2 == 0) return K >= kFastMemoryNarrowEvenPaddedFromK && copies_warp_rows(spec);
       return K >= kNarrowOddUncopiedFromK && K <= kFastMemoryNarrowOddPaddedToK && !spec.warp_copies;
   }
