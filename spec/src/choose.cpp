@@ -269,16 +269,17 @@ bool skips_warp_copies(const KernelSpec& spec) {
 //   and -0.022 at K = 1032; K = 338, 342, 370 +0.05 to +0.07 (338 0.84 -> 0.91), 374 +0.009, while K mod 32 = 18 or 22
 //   past 400 moved -0.008 to +0.006, and K = 354 and 358 lost 0.01 (-s18c9-variants-f32-335-420.csv, where odd K lost
 //   up to 0.065 and K = 4 mod 8, staged anywhere, moved 0.01 at most).
-// - f64 rows at W = 16 up to K = 300 outside the short rows' kernels (copies up to K = 180, the ring past it). The
-//   remnant's linear search keeps its weights in registers: at R = 8 the staged kernels took 240-255 registers against
-//   160-166 at R = 0 (compiled on the H200 for sm_90). On the H200 at 1 GiB, bfly-bench's bfly-auto beside bfly-auto-r0
-//   (bench/results/h200-2026-12-04-s18c1-ab-f64-*.csv: every K of K mod 16 = 1-8 from 17 to 400, every fifth to 4096;
-//   -s18c4-ab-f64-rule.csv: every K the rule takes, one run each), and the tree with this rule beside the one before
-//   it (-s18c5-variants-f64.csv): the 125 K the rule takes +0.017 at the median, -0.010 (K = 167) to +0.161 (K = 131
-//   0.79 -> 0.95; under 0.90 31 -> 3), the copies +0.025, the ring +0.013 (in row order at odd K as well). K = 181,
-//   183 and 199 (row order) lost 0.006-0.021 in each run and keep R = 8; past K = 300 even K gained up to 0.02 and odd
-//   K lost up to 0.015, and from K = 400 the medians were within 0.006 either way with -0.042 at worst, so those keep
-//   R = 8; the short rows' kernels (K = 33-40 at W = 32 or over pairs) lost 0.3-0.46.
+// - f64 rows at W = 16 up to K = 300 outside the short rows' kernels (copies up to K = 180, the ring past it). Compiled
+//   on the H200 for sm_90 (bench/results/h200-2026-12-04-s18c1-call.log.gz), the odd K read in row order took 240-254
+//   registers at R = 8 against 160-162 at R = 0; the even K of the ring took 255 either way (with 488-1400 B of
+//   stack), so registers do not explain all of the gain. On the H200 at 1 GiB, bfly-bench's bfly-auto beside
+//   bfly-auto-r0 (bench/results/h200-2026-12-04-s18c1-ab-f64-*.csv: every K of K mod 16 = 1-8 from 17 to 400, every
+//   fifth to 4096; -s18c4-ab-f64-rule.csv: every K the rule takes, one run each), and the tree with this rule beside
+//   the one before it (-s18c5-variants-f64.csv): the 125 K the rule takes +0.017 at the median, -0.010 (K = 167) to
+//   +0.161 (K = 131 0.79 -> 0.95; under 0.90 31 -> 3), the copies +0.025, the ring +0.013 (in row order at odd K as
+//   well). K = 181, 183 and 199 (row order) lost 0.006-0.021 in each run and keep R = 8; past K = 300 even K gained up
+//   to 0.02 and odd K lost up to 0.015, and from K = 400 the medians were within 0.006 either way with -0.042 at worst,
+//   so those keep R = 8; the short rows' kernels (K = 33-40 at W = 32 or over pairs) lost 0.3-0.46.
 // - bf16 and f16 rows over pairs copied by their warps, even K from 190 (to 641, where the copies end on fast memory,
 //   above), and odd K of 337-700 whose copies fast memory skips, but K = 334 and 556. On the H200 at 1 GiB, the tree
 //   with this rule beside the one before it at every K the rule took then (-s18c5-variants-{bf16,f16}.csv, one run
