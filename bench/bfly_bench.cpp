@@ -159,7 +159,9 @@ const Form& form_named(const std::string& name) {
       "                     bfly-split-pairs-w32, bfly-small-w32, bfly-pairs-w32-r31 (K <= 62 only), alg1,\n"
       "                     alg1-two-pass, alg4-regs, alg4-smem, warp-per-row); default all; only when named:\n"
       "                     bfly-auto-r0 (bfly-auto with R = 0 forced, the device's other rules kept),\n"
-      "                     bfly-auto-nocopy (the warps' copies off), bfly-auto-nocopy-r0 (both)\n"
+      "                     bfly-auto-nocopy (the warps' copies off), bfly-auto-nocopy-r0 (both),\n"
+      "                     bfly-auto-swap, bfly-auto-addsub (the variant), bfly-auto-anywhere, bfly-auto-noanywhere\n"
+      "                     (the ring's rows staged anywhere or not), bfly-auto-roworder, bfly-auto-noroworder\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -334,18 +336,35 @@ rt::SamplerOptions auto_options() {
 }
 // bfly-auto with one of the device's rules forced and the others kept, through the same Sampler path (a rule's A/B on
 // the device; timed only when named): -r0 R = 0 (a remnant the rule's R sums linearly padded to a whole block instead),
-// -nocopy without the warps' copies (KernelSpec::warp_copies = false: the ring or the register loads), -nocopy-r0 both.
+// -nocopy without the warps' copies (KernelSpec::warp_copies = false: the ring or the register loads), -nocopy-r0 both;
+// -swap and -addsub the butterfly variant; -anywhere and -noanywhere the ring staged as rows that start anywhere or
+// not (KernelSpec::ring_anywhere, where the ring applies); -roworder and -noroworder a tile's rows read in row order
+// or permuted (KernelSpec::ring_row_order, where the ring reads rows staged anywhere).
 struct AutoVariant {
   std::string_view name;
   std::optional<int> R;
   std::optional<bool> warp_copies;
+  std::optional<Variant> variant;
+  std::optional<bool> ring_anywhere;
+  std::optional<bool> ring_row_order;
 };
-constexpr AutoVariant kAutoVariants[] = {
-    {"bfly-auto-r0", 0, std::nullopt}, {"bfly-auto-nocopy", std::nullopt, false}, {"bfly-auto-nocopy-r0", 0, false}};
+const AutoVariant kAutoVariants[] = {
+    {"bfly-auto-r0", 0, {}, {}, {}, {}},
+    {"bfly-auto-nocopy", {}, false, {}, {}, {}},
+    {"bfly-auto-nocopy-r0", 0, false, {}, {}, {}},
+    {"bfly-auto-swap", {}, {}, Variant::swap, {}, {}},
+    {"bfly-auto-addsub", {}, {}, Variant::addsub, {}, {}},
+    {"bfly-auto-anywhere", {}, {}, {}, true, {}},
+    {"bfly-auto-noanywhere", {}, {}, {}, false, {}},
+    {"bfly-auto-roworder", {}, {}, {}, {}, true},
+    {"bfly-auto-noroworder", {}, {}, {}, {}, false}};
 rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   rt::SamplerOptions options = auto_options();
   options.R = variant.R;
   options.warp_copies = variant.warp_copies;
+  options.variant = variant.variant;
+  options.ring_anywhere = variant.ring_anywhere;
+  options.ring_row_order = variant.ring_row_order;
   return options;
 }
 
