@@ -442,9 +442,9 @@ TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
 
 // Rows on 16 bytes but off 32-byte sectors that the ring would read at one place are staged anywhere on a device with
 // fast memory (KernelSpec::ring_anywhere): f64 K = 2 mod 4 and f32 K = 4 mod 8 wherever the ring stages them, 16-bit
-// K = 8 mod 16 over pairs from K = 984, and f64 K = 4 mod 8 from 492 to 1020. The H100, rows on sectors (but those f64
-// rows), rows staged anywhere already and a forced W or operation keep their kernels; a caller may force it either
-// way where the ring would read the rows at one place.
+// K = 8 mod 16 over pairs from K = 984, and f64 K = 4 mod 8 from 492 to 4092 (but eight K). The H100, rows on sectors
+// (but those f64 rows), rows staged anywhere already and a forced W or operation keep their kernels; a caller may
+// force it either way where the ring would read the rows at one place.
 TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType;
@@ -457,11 +457,11 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
     EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
     EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
   }
-  for (int K : {492, 700, 1020}) {  // K = 4 mod 8 from 492 to 1020: rows on sectors whose phases step 32 bytes
+  for (int K : {492, 700, 1020, 1028, 2044, 3060, 4092}) {  // K = 4 mod 8: rows on sectors whose phases step 32 bytes
     EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
     EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
   }
-  for (int K : {180, 184, 192, 181, 183, 398, 1002, 484, 1028, 704, 712})
+  for (int K : {180, 184, 192, 181, 183, 398, 1002, 484, 704, 712, 1032, 1940, 2084, 3092, 3124, 3156, 3188})
     EXPECT_FALSE(anywhere(K, ElementType::f64, h200)) << K;
   for (int K : {340, 356, 388}) EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
   for (int K : {336, 344, 404, 1004}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
