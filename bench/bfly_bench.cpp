@@ -114,7 +114,11 @@ struct Options {
   int jobs = 0;  // compile threads; 0: hardware concurrency
   std::string out_dir = "bench/results";
   bool compile_only = false;  // compile every bfly spec with NVRTC, print resources and timing; no GPU needed
-  bfly::gen::DeviceBalance device;  // what bfly-auto's choice knows of the device (unknown with --compile-only)
+  bool choices = false;       // print the kernel bfly-auto (and each named auto variant) chooses; no GPU needed
+  // What bfly-auto's choice knows of the device: a timed run asks the device; --compile-only and --choices take
+  // --balance (unset: unknown, the H100's rules).
+  bfly::gen::DeviceBalance device;
+  bool balance_given = false;
   std::string arch = "sm_90";  // for --compile-only
   std::uint64_t seed = 20261122;
   // Logits and several draws per row (Sampler::sample_draws), by name (kForms); empty: none.
@@ -169,6 +173,10 @@ const Form& form_named(const std::string& name) {
       "  --out-dir DIR      where the CSV goes (default bench/results; never over an earlier run's file)\n"
       "  --compile-only     compile every bfly spec of the sweep (no GPU needed) and print resources and timing\n"
       "  --arch A           target of --compile-only (default sm_90)\n"
+      "  --choices          print the kernel bfly-auto and each named bfly-auto-* variant choose at each type, K and\n"
+      "                     M of the sweep, one line each (type K M algorithm kernel); no GPU, nothing compiled\n"
+      "  --balance B        the device balance that --compile-only and --choices assume: memory bytes an SM and\n"
+      "                     cycle (an H100 12.8, an H200 18.4; default unknown, the H100's rules)\n"
       "  --forms LIST       also logits and several draws per row: all, or logits-1, logits-4, logits-distinct-4\n"
       "                     (logits in --form-types), draws-4, draws-16, distinct-4 (weights in --types); default none\n"
       "  --form-types LIST  types of the logits forms (default f32,bf16,f16)\n");
@@ -232,6 +240,11 @@ Options parse_options(int argc, char** argv) {
         o.compile_only = true;
       } else if (flag == "--arch") {
         o.arch = value();
+      } else if (flag == "--choices") {
+        o.choices = true;
+      } else if (flag == "--balance") {
+        o.device.memory_bytes_per_sm_cycle = std::stod(value());
+        o.balance_given = true;
       } else if (flag == "--forms") {
         o.forms.clear();
         for (const auto& f : split(value())) {
@@ -262,6 +275,14 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (o.runs < 1 || o.warmup < 0 || o.min_bytes < 16 || o.Ks.empty() || o.types.empty()) usage(2);
+  if (o.balance_given && !(o.device.memory_bytes_per_sm_cycle >= 0)) {
+    std::fprintf(stderr, "bfly-bench: --balance must be 0 or more bytes an SM and cycle\n");
+    usage(2);
+  }
+  if (o.balance_given && !o.compile_only && !o.choices) {
+    std::fprintf(stderr, "bfly-bench: --balance goes with --compile-only or --choices (a timed run asks the device)\n");
+    usage(2);
+  }
   return o;
 }
 
@@ -970,7 +991,30 @@ void print_table(const std::vector<Row>& rows, const std::string& type, double r
   fmt::print("   (over K in [16, 4096])\n");
 }
 
+// --choices: the kernel bfly-auto chooses at each type, K and M of the sweep, and each named auto variant's, as
+// "type K M algorithm kernel" lines (two trees' lines differ exactly where their choices do).
+void print_choices(const Options& o) {
+  for (ElementType type : o.types) {
+    const std::string type_name(bfly::gen::name_of(type));
+    for (int K : o.Ks) {
+      for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
+        const auto print = [&](std::string_view algorithm, const rt::SamplerOptions& options) {
+          const KernelSpec spec = bfly::gen::choose_sample_spec(K, type, options, M, o.device);
+          fmt::print("{} {} {} {} {}\n", type_name, K, M, algorithm, bfly::gen::kernel_name(spec));
+        };
+        if (wanted(o, "bfly-auto")) print("bfly-auto", auto_options());
+        for (const AutoVariant& variant : kAutoVariants)
+          if (o.algorithms.count(std::string(variant.name))) print(variant.name, auto_variant_options(variant));
+      }
+    }
+  }
+}
+
 int run(Options o) {
+  if (o.choices) {
+    print_choices(o);
+    return 0;
+  }
   if (o.compile_only) {
     const std::vector<KernelSpec> specs = sweep_specs(o);
     const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
