@@ -348,19 +348,20 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
 // two runs each in turn), and on another H200 0.892 -> 0.903 (-0.004 to +0.042; -s15c2-switches-f64-long.csv), while
 // K = 404-484 went either way (-0.011 to +0.025), f64 K = 8 mod 16 lost (median -0.006), and f32 K = 8 mod 16 and
 // 16-bit K = 16 mod 32 over pairs moved either way (medians +0.001 and +0.006; -0.016 to +0.017 and -0.053 to +0.022):
-// only f64 K = 4 mod 8 from 492 to 1020 took it then. Longer rows (bfly-bench's bfly-auto beside bfly-auto-anywhere,
-// the nineteenth session, on two H200s): every 24th f64 K = 4 mod 8 of 1028-4092, two runs, median +0.020 (116 of 128 K
-// up; -s19c5-f64-anywhere-rep{1,2}.csv), and every such K on the second H200, one run, +0.038 (K = 2044 0.838 ->
-// 0.917; -s19c6-f64-anywhere-all.csv, K = 1868-2140 and 3044-3236 a second time in -bands.csv). K = 3092, 3124 and
-// 3156 lost on both machines (-0.007 to -0.031), K = 1940 and 2084 on one (-0.022, -0.008) and gained nothing on
-// the other. The rule against main on a third H200 (every 24th K, one run each in turn; -s19c7-variants-f64.csv):
-// median +0.016 (under 0.90 121 -> 103 of 125 K; K = 2732 0.846 -> 0.905), but K = 1964, 3140 and 3188 -0.010 to
-// -0.016, as on the first machine (the second gained 0.02-0.03 there). Those eight keep the ring at one place.
+// only f64 K = 4 mod 8 from 492 to 1020 took it then.
 // The rule against main's head, one run each (-s15c4-variants-*.csv): f64 K = 182-390 of K = 2 mod 4 median 0.871 ->
 // 0.916 (under 0.90: 53 -> 6 K), bf16 K = 984-4088 of K = 8 mod 16 0.862 -> 0.908 (70 -> 12), f16 0.861 -> 0.905
 // (24 -> 9), f32 K = 340-388 0.845 -> 0.870 (348 -0.023 again), every other K within 0.006.
 // The H100 measured single weights staged anywhere only from K = 392 (kernel_spec.cpp, rows_off_sectors: f64 K =
 // 182-262 lost there), so other devices keep that rule. The forms and LDA never stage this way.
+// Longer f64 rows of K = 4 mod 8 (the nineteenth session, bfly-bench's bfly-auto beside bfly-auto-anywhere on two
+// H200s): every 24th such K of 1028-4092, two runs, median +0.020 (116 of 128 K up; -s19c5-f64-anywhere-rep{1,2}.csv),
+// and every such K on the second H200, one run, +0.038 (K = 2044 0.838 -> 0.917; -s19c6-f64-anywhere-all.csv, K =
+// 1868-2140 and 3044-3236 a second time in -bands.csv). K = 3092, 3124 and 3156 lost on both machines (-0.007 to
+// -0.031), K = 1940 and 2084 on one (-0.022, -0.008) and gained nothing on the other. The rule against main on a
+// third H200 (every 24th K, one run each in turn; -s19c7-variants-f64.csv): median +0.016 (under 0.90 121 -> 103 of
+// 125 K; K = 2732 0.846 -> 0.905), but K = 1964, 3140 and 3188 -0.010 to -0.016, as on the first machine (the second
+// gained 0.02-0.03 there). Those eight keep the ring at one place; the rule stops at 4092, the last such K measured.
 constexpr int kSectorBytes = 32;
 constexpr int kFastMemoryPairsAnywhereFromK = 984;
 constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 4092;  // f64 K = 4 mod 8
