@@ -395,6 +395,18 @@ std::vector<long long> rows_at(const Options& o, int K, std::size_t element_size
   return {static_cast<long long>((o.min_bytes + K * element_size - 1) / (K * element_size))};
 }
 
+// The kernels bfly-auto and each named auto variant choose at K and type, at each M of the sweep:
+// f(M, algorithm, spec).
+template <typename F>
+void for_each_auto_choice(const Options& o, int K, ElementType type, F&& f) {
+  for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
+    if (wanted(o, "bfly-auto")) f(M, "bfly-auto", bfly::gen::choose_sample_spec(K, type, auto_options(), M, o.device));
+    for (const AutoVariant& variant : kAutoVariants)
+      if (o.algorithms.count(std::string(variant.name)))
+        f(M, variant.name, bfly::gen::choose_sample_spec(K, type, auto_variant_options(variant), M, o.device));
+  }
+}
+
 // Every distinct bfly spec of the sweep, the automatic choice included.
 std::vector<KernelSpec> sweep_specs(const Options& o) {
   std::vector<KernelSpec> specs;
@@ -413,13 +425,7 @@ std::vector<KernelSpec> sweep_specs(const Options& o) {
       if (wanted(o, "bfly-split-pairs-w32")) add(range_spec(bfly::gen::Operation::sample_split_pairs, K, type));
       if (wanted(o, "bfly-small-w32") && K <= KernelSpec::kMaxSmallK)
         add(range_spec(bfly::gen::Operation::sample_small, K, type));
-      if (wanted(o, "bfly-auto"))
-        for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
-          add(bfly::gen::choose_sample_spec(K, type, auto_options(), M, o.device));
-      for (const AutoVariant& variant : kAutoVariants)
-        if (o.algorithms.count(std::string(variant.name)))
-          for (long long M : rows_at(o, K, bfly::gen::size_of(type)))
-            add(bfly::gen::choose_sample_spec(K, type, auto_variant_options(variant), M, o.device));
+      for_each_auto_choice(o, K, type, [&](long long, std::string_view, const KernelSpec& spec) { add(spec); });
     }
   }
   for (const std::string& name : o.forms) {  // logits and several draws: the specs Sampler::sample_draws picks
@@ -996,17 +1002,10 @@ void print_table(const std::vector<Row>& rows, const std::string& type, double r
 void print_choices(const Options& o) {
   for (ElementType type : o.types) {
     const std::string type_name(bfly::gen::name_of(type));
-    for (int K : o.Ks) {
-      for (long long M : rows_at(o, K, bfly::gen::size_of(type))) {
-        const auto print = [&](std::string_view algorithm, const rt::SamplerOptions& options) {
-          const KernelSpec spec = bfly::gen::choose_sample_spec(K, type, options, M, o.device);
-          fmt::print("{} {} {} {} {}\n", type_name, K, M, algorithm, bfly::gen::kernel_name(spec));
-        };
-        if (wanted(o, "bfly-auto")) print("bfly-auto", auto_options());
-        for (const AutoVariant& variant : kAutoVariants)
-          if (o.algorithms.count(std::string(variant.name))) print(variant.name, auto_variant_options(variant));
-      }
-    }
+    for (int K : o.Ks)
+      for_each_auto_choice(o, K, type, [&](long long M, std::string_view algorithm, const KernelSpec& spec) {
+        fmt::print("{} {} {} {} {}\n", type_name, K, M, algorithm, bfly::gen::kernel_name(spec));
+      });
   }
 }
 
