@@ -324,11 +324,11 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
   return false;
 }
 
-// Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and
-// f64 rows of K = 4 mod 8 (below), that the ring would read at one place (every row of a tile at the same place) are
-// staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land in the
-// ring rotated by its phase, and where the phases of neighbouring rows differ by an odd number of 16-byte pieces a
-// warp's 16-byte copies conflict in shared memory and ask L2 again for the sectors they share: ncu on the H200
+// Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and rows
+// that step 32 bytes past 64-byte lines (below), that the ring would read at one place (every row of a tile at the same
+// place) are staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land
+// in the ring rotated by its phase, and where the phases of neighbouring rows differ by an odd number of 16-byte pieces
+// a warp's 16-byte copies conflict in shared memory and ask L2 again for the sectors they share: ncu on the H200
 // (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24 L2 sectors and 10-12 shared-memory wavefronts a copy
 // instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184 and 192 (L2 hit rate 37 % against 6-8 %: the copies
 // served twice). Staged anywhere, memory's lines land in place and each row is read at its own phase, whose 16-byte
@@ -362,17 +362,41 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
 // third H200 (every 24th K, one run each in turn; -s19c7-variants-f64.csv): median +0.016 (under 0.90 121 -> 103 of
 // 125 K; K = 2732 0.846 -> 0.905), but K = 1964, 3140 and 3188 -0.010 to -0.016, as on the first machine (the second
 // gained 0.02-0.03 there). Those eight keep the ring at one place; the rule stops at 4092, the last such K measured.
-constexpr int kSectorBytes = 32;
+// f32 rows of K = 8 mod 16 and 16-bit rows of K = 16 mod 32 over pairs step 32 bytes past 64-byte lines as those f64
+// rows do (the twentieth session, bfly-auto beside bfly-auto-anywhere, every such K, two runs on one H200;
+// -s20c{1,2}-{f32,bf16,f16}-anywhere-all.csv): f32 K = 1032-4088 median +0.012 (157 of 192 K up by more than 0.005;
+// K = 3512 0.810 -> 0.860), but K = 4008 and 4040 down 0.012 and 0.007 over the two runs; bf16 K = 1040-4080 +0.010
+// (82 of 96 up, none down), f16 +0.007 (61 up, none down). Below K = 1020 the fifteenth session found them either
+// way (above), so they keep the ring at one place there.
+constexpr int kSectorBytes = 32, kHalfLineBytes = 32, kLineBytes = 64;
 constexpr int kFastMemoryPairsAnywhereFromK = 984;
 constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 4092;  // f64 K = 4 mod 8
 constexpr int kFastMemoryF64HalfLinesAtOnePlaceK[] = {1940, 1964, 2084, 3092, 3124, 3140, 3156, 3188};
+constexpr int kFastMemoryF32HalfLinesFromK = 1032, kFastMemoryF32HalfLinesToK = 4088;  // f32 K = 8 mod 16
+constexpr int kFastMemoryF32HalfLinesAtOnePlaceK[] = {4008, 4040};
+constexpr int kFastMemoryPairsHalfLinesFromK = 1040, kFastMemoryPairsHalfLinesToK = 4080;  // 16-bit K = 16 mod 32
+bool stages_half_lines_anywhere(const KernelSpec& spec) {
+  const int K = spec.K;
+  if (static_cast<long long>(K) * size_of(spec.type) % kLineBytes != kHalfLineBytes) return false;
+  switch (spec.type) {
+    case ElementType::f64:
+      return spec.weights_per_column() == 1 && K >= kFastMemoryF64HalfLinesFromK &&
+             K <= kFastMemoryF64HalfLinesToK && !listed(K, kFastMemoryF64HalfLinesAtOnePlaceK);
+    case ElementType::f32:
+      return spec.weights_per_column() == 1 && K >= kFastMemoryF32HalfLinesFromK &&
+             K <= kFastMemoryF32HalfLinesToK && !listed(K, kFastMemoryF32HalfLinesAtOnePlaceK);
+    case ElementType::bf16:
+    case ElementType::f16:
+      return spec.operation == Operation::sample_pairs && K >= kFastMemoryPairsHalfLinesFromK &&
+             K <= kFastMemoryPairsHalfLinesToK;
+  }
+  return false;
+}
 bool stages_off_sectors_anywhere(const KernelSpec& spec) {
   if (!ring_reads_rows_at_one_place(spec)) return false;
   if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0)
     return spec.weights_per_column() == 1 || spec.K >= kFastMemoryPairsAnywhereFromK;
-  return spec.type == ElementType::f64 && spec.weights_per_column() == 1 && spec.K % 8 == 4 &&
-         spec.K >= kFastMemoryF64HalfLinesFromK && spec.K <= kFastMemoryF64HalfLinesToK &&
-         !listed(spec.K, kFastMemoryF64HalfLinesAtOnePlaceK);
+  return stages_half_lines_anywhere(spec);
 }
 
 // f64 rows of odd K staged anywhere at W = 16 are read in row order on a device with fast memory

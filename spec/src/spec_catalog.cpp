@@ -69,13 +69,16 @@ std::vector<KernelSpec> draw_test_specs() {
   specs.push_back(uncopied);
   // Rows on 16 bytes but off 32-byte sectors staged anywhere (KernelSpec::ring_anywhere, the rule of fast memory):
   // f64 K = 182 (a remnant of 6, 11 blocks) and f32 K = 340 without copies (a remnant of 4, 21 blocks), whose ring
-  // would otherwise read at one place.
+  // would otherwise read at one place; and f32 K = 1032 (a remnant of 8, 64 blocks), rows that step 32 bytes past
+  // 64-byte lines.
   KernelSpec anywhere_f64{16, 182, 8, ElementType::f64, Variant::swap, Operation::sample};
   anywhere_f64.ring_anywhere = true;
   KernelSpec anywhere_f32{16, 340, 8, ElementType::f32, Variant::addsub, Operation::sample};
   anywhere_f32.warp_copies = false;
   anywhere_f32.ring_anywhere = true;
-  for (const KernelSpec& spec : {anywhere_f64, anywhere_f32}) {
+  KernelSpec half_lines_f32{16, 1032, 8, ElementType::f32, Variant::addsub, Operation::sample};
+  half_lines_f32.ring_anywhere = true;
+  for (const KernelSpec& spec : {anywhere_f64, anywhere_f32, half_lines_f32}) {
     spec.validate();
     specs.push_back(spec);
   }
@@ -177,6 +180,8 @@ std::vector<KernelSpec> pairs_test_specs() {
       // 16-bit rows of K = 8 mod 16 (on 16 bytes, off 32-byte sectors) staged anywhere (KernelSpec::ring_anywhere, the
       // rule of fast memory); f32 pairs the same, f64 pairs (16-byte columns) are not staged.
       {16, 1032, 8, Variant::swap, true, true},  // a remnant of 4, 32 blocks
+      // 16-bit rows of K = 16 mod 32, 32 bytes past 64-byte lines, the same (f32 pairs on whole lines, forced).
+      {16, 1040, 8, Variant::addsub, true, true},  // a remnant of 8, 32 blocks
   };
   std::vector<KernelSpec> specs;
   for (const ElementTypeInfo& element : kElementTypes)

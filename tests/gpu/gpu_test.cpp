@@ -474,19 +474,22 @@ TEST(GpuSampler, LongCopiedRowsDrawAsTheDevicesRuleChooses) {
 }
 
 // Rows on 16 bytes but off 32-byte sectors that the device's rule stages anywhere on fast memory
-// (KernelSpec::ring_anywhere; f64 K = 2 mod 4, f32 K = 4 mod 8 without copies, 16-bit K = 8 mod 16 from 984), and f64
-// rows of K = 4 mod 8 from 492 to 4092 (but eight K).
+// (KernelSpec::ring_anywhere; f64 K = 2 mod 4, f32 K = 4 mod 8 without copies, 16-bit K = 8 mod 16 from 984), and rows
+// that step 32 bytes past 64-byte lines (f64 K = 4 mod 8 from 492, f32 K = 8 mod 16 from 1032, 16-bit K = 16 mod 32
+// from 1040).
 TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
   for (int K : {182, 366, 700, 1028}) rows_draw_as_chosen<double>(K, device);
-  rows_draw_as_chosen<float>(340, device);
-  rows_draw_as_chosen<bfly::bf16_bits>(1032, device);
+  for (int K : {340, 1032}) rows_draw_as_chosen<float>(K, device);
+  for (int K : {1032, 1040}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   rows_draw_as_chosen<bfly::half_bits>(1032, device);
   if (device.fast_memory()) {
     EXPECT_TRUE(gen::choose_sample_spec(182, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
     EXPECT_TRUE(gen::choose_sample_spec(1028, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
     EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
+    EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::f32, {}, 1 << 20, device).ring_anywhere);
+    EXPECT_TRUE(gen::choose_sample_spec(1040, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
   }
   report_draws(current_test_name(), 0);
 }

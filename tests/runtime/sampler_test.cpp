@@ -442,9 +442,10 @@ TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
 
 // Rows on 16 bytes but off 32-byte sectors that the ring would read at one place are staged anywhere on a device with
 // fast memory (KernelSpec::ring_anywhere): f64 K = 2 mod 4 and f32 K = 4 mod 8 wherever the ring stages them, 16-bit
-// K = 8 mod 16 over pairs from K = 984, and f64 K = 4 mod 8 from 492 to 4092 (but eight K). The H100, rows on sectors
-// (but those f64 rows), rows staged anywhere already and a forced W or operation keep their kernels; a caller may
-// force it either way where the ring would read the rows at one place.
+// K = 8 mod 16 over pairs from K = 984, and rows that step 32 bytes past 64-byte lines: f64 K = 4 mod 8 from 492 to
+// 4092 (but eight K), f32 K = 8 mod 16 from 1032 to 4088 (but two K) and 16-bit K = 16 mod 32 over pairs from 1040 to
+// 4080. The H100, rows on whole lines, rows staged anywhere already and a forced W or operation keep their kernels; a
+// caller may force it either way where the ring would read the rows at one place.
 TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType;
@@ -465,12 +466,17 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
     EXPECT_FALSE(anywhere(K, ElementType::f64, h200)) << K;
   for (int K : {340, 356, 388}) EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
   for (int K : {336, 344, 404, 1004}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
+  for (int K : {1032, 2056, 3512, 4088}) {  // K = 8 mod 16: rows step 32 bytes past 64-byte lines
+    EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
+    EXPECT_FALSE(anywhere(K, ElementType::f32, h100)) << K;
+  }
+  for (int K : {1016, 1024, 2064, 4008, 4040}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
-    for (int K : {984, 1032, 2040, 3016, 4088}) {
+    for (int K : {984, 1032, 2040, 3016, 4088, 1040, 2064, 4080}) {  // K = 8 mod 16, then K = 16 mod 32
       EXPECT_TRUE(anywhere(K, type, h200)) << K;
       EXPECT_FALSE(anywhere(K, type, h100)) << K;
     }
-    for (int K : {968, 648, 1024, 1040, 1033, 1034}) EXPECT_FALSE(anywhere(K, type, h200)) << K;
+    for (int K : {968, 648, 1024, 1008, 2048, 1033, 1034}) EXPECT_FALSE(anywhere(K, type, h200)) << K;
   }
   SamplerOptions forced_w;
   forced_w.W = 16;
