@@ -116,8 +116,13 @@ struct Group {
 };
 
 std::string group_name(const testing::TestParamInfo<Group>& info) {
-  return "W" + std::to_string(info.param.W) + "_" + std::string(bfly::gen::name_of(info.param.type)) + "_" +
-         std::string(bfly::gen::name_of(info.param.variant));
+  std::string name = "W";
+  name += std::to_string(info.param.W);
+  name += '_';
+  name += bfly::gen::name_of(info.param.type);
+  name += '_';
+  name += bfly::gen::name_of(info.param.variant);
+  return name;
 }
 
 class DrawForDraw : public testing::TestWithParam<Group> {};

@@ -82,8 +82,11 @@ std::string as_slides(const std::vector<bfly::Sym>& table, int W) {
   for (int i = 0; i < W; ++i) {
     for (int j = 0; j < W; ++j) {
       const bfly::Sym& s = table[static_cast<std::size_t>(i * W + j)];
-      out += (j ? " " : "") + std::string(1, static_cast<char>('A' + s.lane)) + std::to_string(s.first) + ":" +
-             std::to_string(s.last);
+      if (j) out += ' ';
+      out += static_cast<char>('A' + s.lane);
+      out += std::to_string(s.first);
+      out += ':';
+      out += std::to_string(s.last);
     }
     out += "\n";
   }

@@ -59,7 +59,8 @@ std::string comment_block(std::string_view first, std::string_view rest, std::st
       line = std::string(rest);
       empty = true;
     }
-    line += (empty ? "" : " ") + std::string(word);
+    if (!empty) line += ' ';
+    line += word;
     empty = false;
     start = end + 1;
   }

@@ -100,7 +100,8 @@ void comment_paragraph(std::string_view text, CodeWriter& w) {
       w.line("// {}", line);
       line.clear();
     }
-    line += (line.empty() ? "" : " ") + std::string(word);
+    if (!line.empty()) line += ' ';
+    line += word;
     start = end + 1;
   }
   if (!line.empty()) w.line("// {}", line);

@@ -353,7 +353,10 @@ KernelSpec parse_kernel_name(std::string_view name) {
   }
   if (fields.size() < 7 || fields[0] != "bfly") throw fail("it must have at least 7 fields separated by '_'");
   std::string operation(fields[1]);
-  for (std::size_t i = 2; i + 5 < fields.size(); ++i) operation += "_" + std::string(fields[i]);
+  for (std::size_t i = 2; i + 5 < fields.size(); ++i) {
+    operation += '_';
+    operation += fields[i];
+  }
   fields.erase(fields.begin() + 2, fields.end() - 5);
   const auto tagged = [&](std::string_view field, char tag, std::string_view what) {
     if (field.size() < 2 || field[0] != tag) throw fail(fmt::format("field '{}' must start with '{}'", field, tag));

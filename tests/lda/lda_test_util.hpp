@@ -45,10 +45,17 @@ inline std::string read_file(const std::filesystem::path& path) {
 }
 
 // A corpus of `docs` documents with 1..max_length tokens of uniformly random words.
+// Word w's name in a made corpus: "w" and its number.
+inline std::string word_name(int w) {
+  std::string name = "w";
+  name += std::to_string(w);
+  return name;
+}
+
 inline Corpus random_corpus(std::int64_t docs, int vocab, int max_length, std::uint32_t seed) {
   std::mt19937 rng(seed);
   Corpus corpus;
-  for (int w = 0; w < vocab; ++w) corpus.vocab.push_back(std::to_string(w).insert(0, "w"));
+  for (int w = 0; w < vocab; ++w) corpus.vocab.push_back(word_name(w));
   std::uniform_int_distribution<int> length(1, max_length), word(0, vocab - 1);
   for (std::int64_t m = 0; m < docs; ++m) {
     const int n = length(rng);
@@ -96,7 +103,7 @@ inline KnownTopics known_topics_corpus(int topics, int vocab, int docs, int leng
   for (int r = 0; r < own; ++r) zipf_total += 1.0 / (r + 1);
   for (int k = 0; k < topics; ++k)
     for (int r = 0; r < own; ++r) g.topics[k][k * own + r] += 0.97 / (r + 1) / zipf_total;
-  for (int w = 0; w < vocab; ++w) g.corpus.vocab.push_back("w" + std::to_string(w));
+  for (int w = 0; w < vocab; ++w) g.corpus.vocab.push_back(word_name(w));
   std::gamma_distribution<double> gamma(0.3, 1.0);
   std::vector<std::discrete_distribution<int>> word_of;
   for (const auto& t : g.topics) word_of.emplace_back(t.begin(), t.end());
