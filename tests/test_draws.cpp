@@ -6,6 +6,7 @@
 
 #include "bfly/spec/spec_catalog.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,13 +117,8 @@ struct Group {
 };
 
 std::string group_name(const testing::TestParamInfo<Group>& info) {
-  std::string name = "W";
-  name += std::to_string(info.param.W);
-  name += '_';
-  name += bfly::gen::name_of(info.param.type);
-  name += '_';
-  name += bfly::gen::name_of(info.param.variant);
-  return name;
+  return fmt::format("W{}_{}_{}", info.param.W, bfly::gen::name_of(info.param.type),
+                     bfly::gen::name_of(info.param.variant));
 }
 
 class DrawForDraw : public testing::TestWithParam<Group> {};

@@ -2,6 +2,7 @@
 // W and variant, and the paper's Figures 4 and 8 (clean copies from the PPoPP'17 slides) for W = 16.
 #include "bfly/cpu/table_kernels.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -82,11 +83,7 @@ std::string as_slides(const std::vector<bfly::Sym>& table, int W) {
   for (int i = 0; i < W; ++i) {
     for (int j = 0; j < W; ++j) {
       const bfly::Sym& s = table[static_cast<std::size_t>(i * W + j)];
-      if (j) out += ' ';
-      out += static_cast<char>('A' + s.lane);
-      out += std::to_string(s.first);
-      out += ':';
-      out += std::to_string(s.last);
+      out += fmt::format("{}{}{}:{}", j ? " " : "", static_cast<char>('A' + s.lane), s.first, s.last);
     }
     out += "\n";
   }

@@ -44,7 +44,6 @@ inline std::string read_file(const std::filesystem::path& path) {
   return std::move(s).str();
 }
 
-// A corpus of `docs` documents with 1..max_length tokens of uniformly random words.
 // Word w's name in a made corpus: "w" and its number.
 inline std::string word_name(int w) {
   std::string name = "w";
@@ -52,6 +51,7 @@ inline std::string word_name(int w) {
   return name;
 }
 
+// A corpus of `docs` documents with 1..max_length tokens of uniformly random words.
 inline Corpus random_corpus(std::int64_t docs, int vocab, int max_length, std::uint32_t seed) {
   std::mt19937 rng(seed);
   Corpus corpus;
