@@ -27,24 +27,6 @@ constexpr long long kRowsPerChunk = 256;   // rows per column-sum partial (Diric
 // count (H100, K = 1024 f32: the theta kernel took 0.65 ms, the phi kernel 0.28 ms; bench/lda/NOTES.md).
 constexpr int kCountTerms = 1024;
 
-// One entry point of the iteration module, with its description (for packing its arguments).
-struct Entry {
-  const gen::IterationKernel* kernel = nullptr;
-  CUfunction function = nullptr;
-  std::string name;
-
-  Entry() = default;
-  Entry(const Module& module, std::string_view family, gen::ElementType type)
-      : kernel(&gen::lda_iteration_kernel(family)), name(kernel->name(type)) {
-    check(driver().ModuleGetFunction(&function, module.get(), name.c_str()), fmt::format("cuModuleGetFunction({})", name));
-  }
-  // Packs `values` against the entry's arguments and launches it with `shape`.
-  void operator()(gen::ElementType type, const LaunchShape& shape, CUstream stream,
-                  std::initializer_list<gen::ArgValue> values) const {
-    gen::PackedArgs args(kernel->family, type, name, values);
-    launch(function, name, shape, args, stream);
-  }
-};
 
 LaunchShape rows_shape(long long grid, unsigned threads, unsigned shared = 0) {
   return LaunchShape{std::max(grid, 1ll), 1, threads, 1, shared};
@@ -78,6 +60,27 @@ void check_priors(const LdaPriors& priors, int K, std::string_view caller) {
 }  // namespace
 
 struct LdaIteration::State {
+  // One entry point of the iteration module (a member of State, not of the file's anonymous namespace: State has
+  // linkage, and a unity build would warn of the subobject), with its description (for packing its arguments).
+  struct Entry {
+    const gen::IterationKernel* kernel = nullptr;
+    CUfunction function = nullptr;
+    std::string name;
+
+    Entry() = default;
+    Entry(const Module& module, std::string_view family, gen::ElementType type)
+        : kernel(&gen::lda_iteration_kernel(family)), name(kernel->name(type)) {
+      check(driver().ModuleGetFunction(&function, module.get(), name.c_str()),
+            fmt::format("cuModuleGetFunction({})", name));
+    }
+    // Packs `values` against the entry's arguments and launches it with `shape`.
+    void operator()(gen::ElementType type, const LaunchShape& shape, CUstream stream,
+                    std::initializer_list<gen::ArgValue> values) const {
+      gen::PackedArgs args(kernel->family, type, name, values);
+      launch(function, name, shape, args, stream);
+    }
+  };
+
   std::shared_ptr<const Module> module;
   Entry zero, count, phi_gammas, column_partials, lgamma_table, column_finish, finish_ll, theta, phi_mean,
       normalize_phi, add_theta_means, add_phi_means;
@@ -123,18 +126,18 @@ LdaIteration::LdaIteration(const LdaShape& shape, gen::ElementType type)
       default_cache().get(gen::lda_iteration_source(type), default_compile_options(current_device_arch()));
   s.module = std::make_shared<const Module>(*lookup.kernel);
   const Module& m = *s.module;
-  s.zero = Entry(m, "bfly_lda_zero", type);
-  s.lgamma_table = Entry(m, "bfly_lda_lgamma_table", type);
-  s.count = Entry(m, "bfly_lda_count", type);
-  s.phi_gammas = Entry(m, "bfly_lda_phi_gammas", type);
-  s.column_partials = Entry(m, "bfly_lda_column_partials", type);
-  s.column_finish = Entry(m, "bfly_lda_column_finish", type);
-  s.finish_ll = Entry(m, "bfly_lda_finish_ll", type);
-  s.theta = Entry(m, "bfly_lda_theta", type);
-  s.phi_mean = Entry(m, "bfly_lda_phi_mean", type);
-  s.normalize_phi = Entry(m, "bfly_lda_normalize_phi", type);
-  s.add_theta_means = Entry(m, "bfly_lda_add_theta_means", type);
-  s.add_phi_means = Entry(m, "bfly_lda_add_phi_means", type);
+  s.zero = State::Entry(m, "bfly_lda_zero", type);
+  s.lgamma_table = State::Entry(m, "bfly_lda_lgamma_table", type);
+  s.count = State::Entry(m, "bfly_lda_count", type);
+  s.phi_gammas = State::Entry(m, "bfly_lda_phi_gammas", type);
+  s.column_partials = State::Entry(m, "bfly_lda_column_partials", type);
+  s.column_finish = State::Entry(m, "bfly_lda_column_finish", type);
+  s.finish_ll = State::Entry(m, "bfly_lda_finish_ll", type);
+  s.theta = State::Entry(m, "bfly_lda_theta", type);
+  s.phi_mean = State::Entry(m, "bfly_lda_phi_mean", type);
+  s.normalize_phi = State::Entry(m, "bfly_lda_normalize_phi", type);
+  s.add_theta_means = State::Entry(m, "bfly_lda_add_theta_means", type);
+  s.add_phi_means = State::Entry(m, "bfly_lda_add_phi_means", type);
 
   const long long K = shape.K, sms = multiprocessors();
   const long long warps_per_block = kRowThreads / 32;
