@@ -35,25 +35,33 @@ int split_few_rows_from_k(ElementType type) { return size_of(type) == 8 ? 8192 :
 constexpr long long kNarrowRowKernelFromRows = 32768;
 
 // 16-bit weights whose rows are off 16 bytes (K odd, or even but not a multiple of 8: the row kernel stages them
-// anywhere) from this K up to 4096: sample_split_pairs, whatever M. At 1 GiB on the H100
-// (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-staged-sampling.csv) bf16 K = 3001 and 4095 read 0.817 and
-// 0.845 of the read ceiling split in pairs against 0.759 and 0.782 in the row kernel over pairs (staged), while
-// K = 2047, one tile of pairs a row, read 0.652 split against 0.847 in rows. Even K off 16 bytes
-// (-2026-11-27-anywhere-split-threshold-sampling.csv) read K = 3300, 3700, 4002 and 4094 at 0.786, 0.833, 0.856 and
-// 0.862 split against 0.718, 0.787, 0.806 and 0.789 in rows, but K = 3002 at 0.741 against 0.766 (K = 3500 and 3502
-// tie within 0.015), hence from K = 3300. Past 4096 they follow the rule of rows on 16 bytes, the row kernel over
-// pairs from kNarrowRowKernelFromRows rows on: K = 4097, 8193 and 16385 read 0.798, 0.798 and 0.796 in rows against
-// 0.557, 0.731 and 0.749 split (-2026-11-27-odd-row-pairs-final-rows-sampling.csv).
+// anywhere) from this K up to 4096: sample_split_pairs when they are fewer than kFewRowsSplitBelowRows. At 1 GiB on
+// the H100 (bench/results/h100-80gb-hbm3-2026-11-27-odd-row-pairs-staged-sampling.csv) bf16 K = 3001 and 4095 had
+// read 0.817 and 0.845 of the read ceiling split in pairs against 0.759 and 0.782 in the row kernel over pairs
+// (staged), and even K off 16 bytes from K = 3300 the same (-2026-11-27-anywhere-split-threshold-sampling.csv: K =
+// 3300, 3700, 4002 and 4094 0.786-0.862 split against 0.718-0.806), so they were split whatever M. The row kernel
+// has since passed the split kernel: on the H100 at 1 GiB (-2026-12-07-s21c2-{bf16,f16}.csv, two runs each in turn;
+// -s21c1-fast-bf16.csv at every 53rd K) bf16 K = 3001-4095 off 16 bytes read 0.873-0.898 in rows against
+// 0.802-0.873 split, f16 0.859-0.899 against 0.808-0.870 (K = 3300: 0.804 -> 0.889 bf16, 0.811 -> 0.887 f16); over
+// M (-s21c2-m.csv: bf16 K = 3300, 3701, 3900, 4095 at 4096-131072 rows) the row kernel led from 8192 rows on (+0.03 to
+// +0.15) and the split kernel with 4096 rows (0.42-0.45 against 0.32-0.36), where the row kernel's 128 CTAs leave SMs
+// idle. Past 4096 they follow the rule of rows on 16 bytes, the row kernel over pairs from kNarrowRowKernelFromRows
+// rows on (-2026-11-27-odd-row-pairs-final-rows-sampling.csv).
 constexpr int kNarrowOddSplitFromK = 3001;
 constexpr int kNarrowOffLinesSplitFromK = 3300;
 
-// f32 weights (one draw) are split from this K, not from split_few_rows_from_k, below kSplitBelowRows rows. At 1 GiB
-// on the H100 (bench/results/h100-80gb-hbm3-2026-11-27-anywhere-split-threshold-sampling.csv) the split kernel read
-// K = 3300, 3700, 3900 and 4000 at 0.867, 0.894, 0.902 and 0.907 against 0.846, 0.844, 0.827 and 0.872 in rows, and
-// rows off 16 bytes lower still (K = 3301, 3501, 4001 and 4095: 0.868, 0.884, 0.903 and 0.904 split against 0.756,
-// 0.801, 0.744 and 0.768), while K = 3100 and 3101 read 0.799 and 0.801 split against 0.833 and 0.813 in rows
-// (K = 3500 ties: 0.849 against 0.853). The forms (logits, several draws) keep rows_split_by_shape: not measured.
-constexpr int kF32SplitFewRowsFromK = 3300;
+// f32 weights (one draw) are split from kF32SplitFromK, not from split_few_rows_from_k, below kSplitBelowRows rows,
+// and from kF32FewRowsSplitFromK below kFewRowsSplitBelowRows. At 1 GiB on the H100 the split kernel had read K =
+// 3300-4095 at 0.867-0.907 against 0.744-0.872 in rows (bench/results/h100-80gb-hbm3-2026-11-27-anywhere-split-
+// threshold-sampling.csv), so from K = 3300 fewer than 131072 rows were split. Against the row kernel of 2026-12-07
+// (-2026-12-07-s21c2-f32.csv, two runs each in turn; -s21c1-fast-f32.csv, one run, another H100) K = 3300-3567 read
+// 0.881-0.923 in rows against 0.836-0.877 split at every K measured (3300: 0.853 -> 0.896; 3500 +0.006, the least),
+// while K = 3600-4095 went either way by machine and K (3700, 3900, 4001, 4095: 0.875, 0.861, 0.868, 0.876 in rows
+// against 0.895, 0.906, 0.908, 0.907 split on one; 3620-3885 +0.000 to +0.033 in rows on the other). Over M at K =
+// 3300 (-s21c2-m.csv) the row kernel led from 8192 rows on (+0.02 to +0.10) and the split kernel with 4096 (0.53
+// against 0.39). The forms (logits, several draws) keep rows_split_by_shape: not measured.
+constexpr int kF32SplitFromK = 3600;
+constexpr int kF32FewRowsSplitFromK = 3300;
 
 // A device with fast memory (DeviceBalance::fast_memory: the H200, 18.4 bytes an SM and SM cycle) reads the split
 // kernel far under the row kernel where the H100 (12.8) had read it ahead. At 1 GiB on the H200
@@ -433,12 +441,15 @@ bool rows_split_by_shape(int K, ElementType type, long long M, DeviceBalance dev
 
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced, long long M, DeviceBalance device) {
   const bool fast_memory = device.fast_memory();
+  const bool few_rows = M > 0 && M < kFewRowsSplitBelowRows;
   const bool narrow_off_lines_split =
-      !fast_memory && is_narrow(type) && tight_rows_off_16_bytes(K, type) &&
+      !fast_memory && few_rows && is_narrow(type) && tight_rows_off_16_bytes(K, type) &&
       K >= (K % 2 != 0 ? kNarrowOddSplitFromK : kNarrowOffLinesSplitFromK) && K < split_few_rows_from_k(type) &&
       !forced.operation;
-  const int f32_split_from_k = fast_memory ? kFastMemoryF32SplitFromK : kF32SplitFewRowsFromK;
-  const bool f32_split = type == ElementType::f32 && K >= f32_split_from_k && M > 0 && M < kSplitBelowRows;
+  const bool f32_split =
+      type == ElementType::f32 && M > 0 &&
+      (fast_memory ? K >= kFastMemoryF32SplitFromK && M < kSplitBelowRows
+                   : (K >= kF32SplitFromK && M < kSplitBelowRows) || (K >= kF32FewRowsSplitFromK && few_rows));
   const bool split_by_shape = rows_split_by_shape(K, type, M, device) || narrow_off_lines_split || f32_split;
   if (split_by_shape && is_narrow(type) && K < kSplitFromK && !narrow_off_lines_split &&
       M >= kNarrowRowKernelFromRows && !forced.operation) {

@@ -42,9 +42,15 @@ TEST(Sampler, ChooseSpecRule) {
     EXPECT_EQ(small.R, 0);
   }
   EXPECT_EQ(gen::choose_sample_spec(16, gen::ElementType::f32, none).operation, gen::Operation::sample);
-  // f32 weights split with few rows from K = 3300 on (the forms from K = 4096).
+  // f32 weights split with few rows from K = 3600 on, and with fewer still from K = 3300 (the forms from K = 4096).
   EXPECT_EQ(gen::choose_sample_spec(3299, gen::ElementType::f32, none, 1).operation, gen::Operation::sample);
-  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 65536).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 1).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(3599, gen::ElementType::f32, none, gen::kFewRowsSplitBelowRows - 1).operation,
+            gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(3599, gen::ElementType::f32, none, gen::kFewRowsSplitBelowRows).operation,
+            gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 65536).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(3600, gen::ElementType::f32, none, 65536).operation, gen::Operation::sample_split);
   EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f32, none, 1).operation, gen::Operation::sample_split);
   EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f32, none, 0).operation, gen::Operation::sample);
   EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::f32, none, 131072).operation, gen::Operation::sample);
@@ -64,22 +70,31 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(4097, gen::ElementType::bf16, none, 1024).operation,
             gen::Operation::sample_split_pairs);
   // Odd K of 16-bit weights: the row kernel over pairs, as for even K, below K = 3001, split in pairs from there to
-  // 4096 whatever M, and as even K past 4096.
+  // 4096 when they are few, and as even K past 4096.
   EXPECT_EQ(gen::choose_sample_spec(71, gen::ElementType::bf16, none, 1 << 20).operation, gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(1499, gen::ElementType::f16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(3001, gen::ElementType::bf16, none, 1 << 18).operation,
+  EXPECT_EQ(gen::choose_sample_spec(3001, gen::ElementType::bf16, none, gen::kFewRowsSplitBelowRows - 1).operation,
             gen::Operation::sample_split_pairs);
-  // Even K of 16-bit weights off 16 bytes (not a multiple of 8) split in pairs from K = 3300 to 4096 whatever M; a
-  // staged row with an odd number of blocks that no remnant can make even keeps its pairs (K = 4000: 125 blocks).
-  EXPECT_EQ(gen::choose_sample_spec(3298, gen::ElementType::bf16, none, 1 << 18).operation,
+  EXPECT_EQ(gen::choose_sample_spec(3001, gen::ElementType::bf16, none, gen::kFewRowsSplitBelowRows).operation,
             gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation, gen::Operation::sample_pairs);
+  // Even K of 16-bit weights off 16 bytes (not a multiple of 8) split in pairs from K = 3300 to 4096 when they are
+  // few; a staged row with an odd number of blocks that no remnant can make even keeps its pairs (K = 4000: 125
+  // blocks).
+  EXPECT_EQ(gen::choose_sample_spec(3298, gen::ElementType::bf16, none, 4096).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::bf16, none, 4096).operation,
+            gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(3300, gen::ElementType::bf16, none, 1 << 18).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4094, gen::ElementType::f16, none, 1).operation,
             gen::Operation::sample_split_pairs);
-  EXPECT_EQ(gen::choose_sample_spec(4094, gen::ElementType::f16, none, 0).operation,
-            gen::Operation::sample_split_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(4094, gen::ElementType::f16, none, 0).operation, gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(3304, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
   const gen::KernelSpec pairs_4000 = gen::choose_sample_spec(4000, gen::ElementType::bf16, none, 134218);
@@ -90,8 +105,6 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(odd_1001.operation, gen::Operation::sample_pairs);
   EXPECT_TRUE(odd_1001.linear_remnant());
   EXPECT_EQ(odd_1001.blocks(), 31);
-  EXPECT_EQ(gen::choose_sample_spec(4095, gen::ElementType::f16, none, 0).operation,
-            gen::Operation::sample_split_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2048, gen::ElementType::bf16, none, 1 << 18).operation,
             gen::Operation::sample_pairs);
   EXPECT_EQ(gen::choose_sample_spec(2047, gen::ElementType::f32, none, 1 << 18).operation, gen::Operation::sample);
@@ -207,8 +220,8 @@ TEST(Sampler, ChooseSpecRule) {
 
 // On a device with fast memory (the H200's balance) rows below K = 16384 split only when few: f32 keeps the row kernel
 // up to K = 5499 and splits from 5500 below kSplitBelowRows rows; f64 and 16-bit weights keep it to K = 16383 from
-// kFastMemorySplitBelowRows rows on; 16-bit rows off 16 bytes are no longer split whatever M. An H100's balance, or
-// none, keeps the rules above.
+// kFastMemorySplitBelowRows rows on; 16-bit rows off 16 bytes are split only when the shape rule splits them. An
+// H100's balance, or none, keeps the rules above.
 TEST(Sampler, ChooseSpecRuleOnFastMemory) {
   const SamplerOptions none;
   // The balance from a device's attributes: an H100 SXM (2619 MHz memory over 5120 bits, 132 SMs at 1980 MHz).
@@ -224,9 +237,10 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
     return gen::choose_sample_spec(K, type, none, M, device).operation;
   };
   using gen::ElementType, gen::Operation;
-  for (int K : {3300, 4095, 4097, 5499}) {
+  for (int K : {3300, 3600, 4095, 4097, 5499}) {
     EXPECT_EQ(operation(K, ElementType::f32, 65536, h200), Operation::sample) << K;
-    EXPECT_EQ(operation(K, ElementType::f32, 65536, h100), Operation::sample_split) << K;
+    EXPECT_EQ(operation(K, ElementType::f32, 65536, h100), K < 3600 ? Operation::sample : Operation::sample_split)
+        << K;
     EXPECT_EQ(operation(K, ElementType::f32, gen::kFastMemorySplitBelowRows - 1, h200), Operation::sample_split) << K;
   }
   EXPECT_EQ(operation(5500, ElementType::f32, 65536, h200), Operation::sample_split);
@@ -247,7 +261,8 @@ TEST(Sampler, ChooseSpecRuleOnFastMemory) {
   for (int K : {3001, 3300, 4094, 4095}) {
     EXPECT_EQ(operation(K, ElementType::bf16, 1 << 18, h200), Operation::sample_pairs) << K;
     EXPECT_EQ(operation(K, ElementType::f16, 0, h200), Operation::sample_pairs) << K;
-    EXPECT_EQ(operation(K, ElementType::bf16, 1 << 18, h100), Operation::sample_split_pairs) << K;
+    EXPECT_EQ(operation(K, ElementType::bf16, 4096, h100), Operation::sample_split_pairs) << K;
+    EXPECT_EQ(operation(K, ElementType::bf16, 1 << 18, h100), Operation::sample_pairs) << K;
   }
   // The shape rule the forms follow is the H100's unless a balance is given.
   EXPECT_TRUE(gen::rows_split_by_shape(8192, ElementType::f64, 16384));

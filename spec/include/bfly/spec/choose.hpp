@@ -57,9 +57,10 @@ inline constexpr double kFastMemoryBytesPerSmCycle = 16;
 // K below kSmallBelowK takes sample_small (several short rows per lane, W = 32). M, the rows of the call (0: unknown),
 // picks between the row kernel and sample_split (docs/DESIGN.md section 12): sample_split from K = 16384 on, where
 // the row kernel's one lane per row cannot keep the device busy even with a GiB of weights, and when
-// 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64; from K = 3300 for one draw from f32 weights); but 16-bit
-// weights with K below 16384 keep the row kernel (over pairs) from 32768 rows on, and 16-bit rows off 16 bytes are
-// split from K = 3001 (odd K) or 3300 (even K) to 4095 whatever M. On a device with fast memory
+// 0 < M < kSplitBelowRows from K = 4096 (K = 8192 in f64; for one draw from f32 weights from K = 3600, and from 3300
+// when 0 < M < kFewRowsSplitBelowRows); but 16-bit weights with K below 16384 keep the row kernel (over pairs) from
+// 32768 rows on, and 16-bit rows off 16 bytes are split from K = 3001 (odd K) or 3300 (even K) to 4095 when
+// 0 < M < kFewRowsSplitBelowRows. On a device with fast memory
 // (device.fast_memory(), the H200) rows below K = 16384 are split only when they are few, 0 < M <
 // kFastMemorySplitBelowRows from K = 3000, one draw from f32 weights from K = 5500 when 0 < M < kSplitBelowRows, and
 // short rows (K = 5 to 80) take the kernel that read fastest at their K on the H200 (sample_pairs at W = 16 or 32,
@@ -102,6 +103,10 @@ KernelSpec tail_split_spec(const KernelSpec& row);
 // Below this many rows a row kernel (one lane per row) has fewer threads than an H100 holds in flight (132 SMs x
 // 1024), so from K = 4096 (K = 8192 in f64) the chooser splits rows instead.
 inline constexpr long long kSplitBelowRows = 131072;
+// On other devices, below this many rows the chooser splits one draw from f32 weights from K = 3300 (from 3600 below
+// kSplitBelowRows) and 16-bit rows off 16 bytes from K = 3001 (odd) or 3300 (even) to 4095: on the H100 the split
+// kernel led there with 4096 rows and the row kernel from 8192 on (bench/results/h100-80gb-hbm3-2026-12-07-s21c2-m.csv).
+inline constexpr long long kFewRowsSplitBelowRows = 8192;
 // On a device with fast memory, below this many rows the chooser splits rows of K = 3000 to 16383: on the H200 the
 // split kernel led in every type with 4096 rows, and f64 K = 16383 with 8193; the row kernel with 11184 rows (f64
 // K = 12001) and from 16384 in every type (fewer rows than a wave of its CTAs holds, 5 CTAs of 32 rows an SM).
