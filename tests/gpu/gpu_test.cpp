@@ -378,7 +378,7 @@ TEST(GpuSampler, SameSeedSameDrawsAndReportsTheSpec) {
 }
 
 // The automatic choice is made for the device the Sampler runs on (gen::DeviceBalance): the spec reported is
-// choose_sample_spec's with the device's balance, which on fast memory (an H200) keeps 16384 rows of K = 3305 f32
+// choose_sample_spec's with the device's balance, which on fast memory (an H200) keeps 16384 rows of K = 3705 f32
 // weights in the row kernel where an H100's rule splits them, and the draws are those of that kernel forced.
 TEST(GpuSampler, ChoosesForTheDevicesMemory) {
   BFLY_REQUIRE_GPU();
@@ -387,7 +387,7 @@ TEST(GpuSampler, ChoosesForTheDevicesMemory) {
               device.fast_memory() ? "fast" : "not fast");
   EXPECT_GT(device.memory_bytes_per_sm_cycle, 1.0) << "the driver reports the clock rates, bus width and SMs";
   const long long M = 16384;
-  const int K = 3305;
+  const int K = 3705;  // split below 131072 rows on the H100 (from K = 3600), not on fast memory
   const std::vector<float> weights = random_weights<float>(M, K, K, 7);
   rt::Sampler automatic;
   std::vector<int> chosen(M, -2), forced(M, -3);
@@ -491,6 +491,21 @@ TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
     EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::f32, {}, 1 << 20, device).ring_anywhere);
     EXPECT_TRUE(gen::choose_sample_spec(1040, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
   }
+  report_draws(current_test_name(), 0);
+}
+
+// Long rows that an H100 once split over CTAs whatever their number and now keeps in the row kernel from
+// gen::kFewRowsSplitBelowRows rows on (16-bit rows off 16 bytes at K = 3001-4095 over pairs, f32 K = 3300-3599), as
+// fast memory does: drawn as the device's rule chooses (40000 + K rows) and the same when forced.
+TEST(GpuSampler, LongRowsOffLinesDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  rows_draw_as_chosen<bfly::bf16_bits>(3301, device);
+  rows_draw_as_chosen<bfly::half_bits>(3302, device);
+  rows_draw_as_chosen<float>(3305, device);
+  EXPECT_EQ(gen::choose_sample_spec(3301, ElementType::bf16, {}, 43301, device).operation,
+            gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(3305, ElementType::f32, {}, 43305, device).operation, gen::Operation::sample);
   report_draws(current_test_name(), 0);
 }
 
