@@ -17,8 +17,7 @@ flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 # of RelWithDebInfo's -O2 -g (data_parallel.cpp: 27 s against 43 s on one core), which set CI's length; the libraries
 # as unity files (the tests are not: tests/CMakeLists.txt), 251 s against 499 s for these targets on 2 cores.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
-  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_SANITIZE="-O1 -g1 -DNDEBUG" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_UNITY_BUILD=ON \
   -DBFLY_LDA_CPU_KERNELS="64:f32;64:f32:short"
 cmake --build build-asan --parallel "$jobs" --target bfly-lda bfly_lda_tests bfly_generator_tests

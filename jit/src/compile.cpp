@@ -12,7 +12,6 @@
 #include <charconv>
 #include <cstdio>
 #include <map>
-#include <regex>
 #include <utility>
 
 namespace bfly::rt {
@@ -102,6 +101,59 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
+// The run of non-space characters right after the first `marker` in `text` for which `accept` holds of what lies
+// between the marker and the run; empty when there is none. (Plain scans, not std::regex: GCC 12 warns falsely of
+// std::function in <regex> when a unity build puts it beside other files.)
+template <typename Accept>
+std::string_view word_after(std::string_view text, std::string_view marker, Accept accept) {
+  for (auto at = text.find(marker); at != std::string_view::npos; at = text.find(marker, at + 1)) {
+    std::string_view rest = text.substr(at + marker.size());
+    const std::size_t skipped = accept(rest);
+    if (skipped == std::string_view::npos) continue;
+    rest.remove_prefix(skipped);
+    const std::string_view word = rest.substr(0, rest.find_first_of(" \t\r\n"));
+    if (!word.empty()) return word;
+  }
+  return {};
+}
+
+// NVRTC's PTX header names its build: "Compiler Build ID: CL-..." and "... release 13.0, V13.0.88".
+std::string_view ptx_build_id(std::string_view ptx) {
+  return word_after(ptx, "Compiler Build ID: ", [](std::string_view) { return std::size_t{0}; });
+}
+std::string_view ptx_release(std::string_view ptx) {
+  return word_after(ptx, "release ", [](std::string_view rest) {
+    const std::size_t digits = rest.find_first_not_of("0123456789.");
+    if (digits == 0 || digits == std::string_view::npos || !rest.substr(digits).starts_with(", V"))
+      return std::string_view::npos;
+    return digits + 2;  // the word starts at the V
+  });
+}
+
+// A located line of NVRTC's log, "file(line): [catastrophic ]error: message", split into its parts; false for any
+// other line. The file is everything before the last "(digits): " that is followed by the error.
+struct LocatedError {
+  std::string_view file;
+  int line = 0;
+  std::string_view message;
+};
+bool parse_located_error(std::string_view log_line, LocatedError& out) {
+  for (auto open = log_line.rfind('('); open != std::string_view::npos && open > 0;
+       open = log_line.rfind('(', open - 1)) {
+    const std::string_view after = log_line.substr(open + 1);
+    const std::size_t digits = after.find_first_not_of("0123456789");
+    if (digits == 0 || digits == std::string_view::npos || !after.substr(digits).starts_with("): ")) continue;
+    std::string_view rest = after.substr(digits + 3);
+    if (rest.starts_with("catastrophic ")) rest.remove_prefix(std::string_view("catastrophic ").size());
+    if (!rest.starts_with("error: ")) continue;
+    out.file = log_line.substr(0, open);
+    out.line = std::stoi(std::string(after.substr(0, digits)));
+    out.message = rest.substr(std::string_view("error: ").size());
+    return true;
+  }
+  return false;
+}
+
 // The integer that ends right before `suffix` in `line` ("400 bytes stack frame" -> 400); 0 when absent.
 int number_before(std::string_view line, std::string_view suffix) {
   const auto at = line.find(suffix);
@@ -181,10 +233,9 @@ const NvrtcVersion& nvrtc_version() {
     const std::string arch = fmt::format("-arch=compute_{}", nvrtc_supported_archs().front());
     if (!probe.compile({arch})) throw Error("NVRTC cannot compile an empty kernel: " + probe.log());
     const std::string ptx = probe.ptx();
-    std::smatch match;
-    std::vector<std::string> parts;
-    if (std::regex_search(ptx, match, std::regex("Compiler Build ID: (\\S+)"))) parts.push_back(match[1]);
-    if (std::regex_search(ptx, match, std::regex("release [0-9.]+, (V\\S+)"))) parts.push_back(match[1]);
+    std::vector<std::string_view> parts;
+    if (const std::string_view id = ptx_build_id(ptx); !id.empty()) parts.push_back(id);
+    if (const std::string_view release = ptx_release(ptx); !release.empty()) parts.push_back(release);
     v.build = parts.empty() ? "unknown" : fmt::format("{}", fmt::join(parts, " "));
     return v;
   }();
@@ -284,18 +335,17 @@ std::string describe_compile_failure(const gen::Source& source, const std::vecto
   constexpr int kContext = 2;
   constexpr int kMaxQuotes = 5;
   int quotes = 0;
-  const std::regex located(R"(^(.+)\((\d+)\): (?:catastrophic )?error: (.*)$)");
   for (const std::string_view log_line : split_lines(log)) {
-    std::cmatch match;
-    if (!std::regex_match(log_line.begin(), log_line.end(), match, located)) continue;
-    const std::string file = match[1];
-    const int line = std::stoi(match[2]);
+    LocatedError located;
+    if (!parse_located_error(log_line, located)) continue;
+    const std::string file(located.file);
+    const int line = located.line;
     if (quotes == kMaxQuotes) {
       message += "(further errors in the log below)\n";
       break;
     }
     ++quotes;
-    message += fmt::format("\n{}:{}: error: {}\n", file, line, match[3].str());
+    message += fmt::format("\n{}:{}: error: {}\n", file, line, located.message);
     const auto found = files.find(file);
     if (found == files.end()) continue;
     const std::vector<std::string_view> lines = split_lines(found->second);

@@ -93,7 +93,10 @@ TEST(Options, BuiltFromTypedFields) {
 TEST(NvrtcVersion, KnowsTheBuild) {
   const NvrtcVersion& version = nvrtc_version();
   EXPECT_GE(version.major, 12);
-  EXPECT_NE(version.build.find("CL-"), std::string::npos) << version.build;
+  // Both parts of the PTX header's build: "CL-<number> V<major>.<minor>.<patch>".
+  EXPECT_TRUE(version.build.starts_with("CL-")) << version.build;
+  EXPECT_NE(version.build.find(fmt::format(" V{}.{}.", version.major, version.minor)), std::string::npos)
+      << version.build;
 }
 
 TEST(PtxasReport, ReadsTheNamedKernelOnly) {
