@@ -338,7 +338,7 @@ std::string describe_compile_failure(const gen::Source& source, const std::vecto
   for (const std::string_view log_line : split_lines(log)) {
     LocatedError located;
     if (!parse_located_error(log_line, located)) continue;
-    const std::string file(located.file);
+    const std::string_view file = located.file;  // `files` compares transparently: no copy
     const int line = located.line;
     if (quotes == kMaxQuotes) {
       message += "(further errors in the log below)\n";
