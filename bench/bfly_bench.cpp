@@ -165,7 +165,8 @@ const Form& form_named(const std::string& name) {
       "                     bfly-auto-r0 (bfly-auto with R = 0 forced, the device's other rules kept),\n"
       "                     bfly-auto-nocopy (the warps' copies off), bfly-auto-nocopy-r0 (both),\n"
       "                     bfly-auto-swap, bfly-auto-addsub (the variant), bfly-auto-anywhere, bfly-auto-noanywhere\n"
-      "                     (the ring's rows staged anywhere or not), bfly-auto-roworder, bfly-auto-noroworder\n"
+      "                     (the ring's rows staged anywhere or not), bfly-auto-roworder, bfly-auto-noroworder,\n"
+      "                     bfly-auto-rows, bfly-auto-split (the row kernel or sample_split whatever K and M)\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -360,7 +361,8 @@ rt::SamplerOptions auto_options() {
 // -nocopy without the warps' copies (KernelSpec::warp_copies = false: the ring or the register loads), -nocopy-r0 both;
 // -swap and -addsub the butterfly variant; -anywhere and -noanywhere the ring staged as rows that start anywhere or
 // not (KernelSpec::ring_anywhere, where the ring applies); -roworder and -noroworder a tile's rows read in row order
-// or permuted (KernelSpec::ring_row_order, where the ring reads rows staged anywhere).
+// or permuted (KernelSpec::ring_row_order, where the ring reads rows staged anywhere); -rows and -split the row kernel
+// or sample_split whatever K and M (SampleChoice::split_rows: a row kernel against a split in one process).
 struct AutoVariant {
   std::string_view name;
   std::optional<int> R;
@@ -368,6 +370,7 @@ struct AutoVariant {
   std::optional<Variant> variant;
   std::optional<bool> ring_anywhere;
   std::optional<bool> ring_row_order;
+  std::optional<bool> split_rows = std::nullopt;
 };
 const AutoVariant kAutoVariants[] = {
     {"bfly-auto-r0", 0, {}, {}, {}, {}},
@@ -378,7 +381,9 @@ const AutoVariant kAutoVariants[] = {
     {"bfly-auto-anywhere", {}, {}, {}, true, {}},
     {"bfly-auto-noanywhere", {}, {}, {}, false, {}},
     {"bfly-auto-roworder", {}, {}, {}, {}, true},
-    {"bfly-auto-noroworder", {}, {}, {}, {}, false}};
+    {"bfly-auto-noroworder", {}, {}, {}, {}, false},
+    {"bfly-auto-rows", {}, {}, {}, {}, {}, false},
+    {"bfly-auto-split", {}, {}, {}, {}, {}, true}};
 rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   rt::SamplerOptions options = auto_options();
   options.R = variant.R;
@@ -386,6 +391,7 @@ rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   options.variant = variant.variant;
   options.ring_anywhere = variant.ring_anywhere;
   options.ring_row_order = variant.ring_row_order;
+  options.split_rows = variant.split_rows;
   return options;
 }
 

@@ -85,9 +85,10 @@ SampleReport Sampler::sample(const void* weights, gen::ElementType type, long lo
   gen::PackedArgs args = sample_arguments(report.spec, weights, M, ld, out, seed, iteration);
   if (M == 0) return report;
 
-  // The rows of a small last wave go to sample_split (gen::rows_past_last_wave), unless the caller forced the kernel.
+  // The rows of a small last wave go to sample_split (gen::rows_past_last_wave), unless the caller forced the kernel
+  // or said whether rows split (split_rows).
   const Kernel& row_kernel = state_->kernels.get(report.spec);
-  const long long tail = options_.operation ? 0
+  const long long tail = options_.operation || options_.split_rows.has_value() ? 0
                                             : gen::rows_past_last_wave(report.spec, M, row_kernel.ctas_per_sm,
                                                                        row_kernel.sms, row_kernel.can_overlap);
   if (tail == 0) {

@@ -46,16 +46,17 @@ void check_request(int K, gen::ElementType type, const DrawRequest& request) {
 
 gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& request, const gen::SampleChoice& forced,
                            long long M) {
-  // Rows that the shape rule splits over several CTAs (gen::rows_split_by_shape, K and M) take sample_split's form;
-  // every other call takes the row kernel's form (sample_small and sample_pairs draw once from weights only, so
-  // 16-bit weights that one draw keeps in pairs are split here as before).
+  // Rows that the shape rule splits over several CTAs (gen::rows_split_by_shape, K and M; the caller's split_rows where
+  // set) take sample_split's form; every other call takes the row kernel's form (sample_small and sample_pairs draw
+  // once from weights only, so 16-bit weights that one draw keeps in pairs are split here as before).
   // A caller that forces an operation without these forms gets validate()'s error.
   gen::SampleChoice choice = forced;
   choice.warp_copies = std::nullopt;  // the forms (logits, several draws) never copy their warps' rows
   choice.ring_anywhere = std::nullopt;  // ... nor stage rows on 16 bytes anywhere
   choice.ring_row_order = std::nullopt;  // ... nor read their ring in row order by a device's rule
   if (!choice.operation)
-    choice.operation = gen::rows_split_by_shape(K, type, M) ? gen::Operation::sample_split : gen::Operation::sample;
+    choice.operation = forced.split_rows.value_or(gen::rows_split_by_shape(K, type, M)) ? gen::Operation::sample_split
+                                                                                       : gen::Operation::sample;
   gen::KernelSpec spec = gen::choose_sample_spec(K, type, choice);
   spec.input = request.input;
   spec.draws = request.replacement ? gen::Draws::with_replacement : gen::Draws::without_replacement;

@@ -450,14 +450,18 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
       type == ElementType::f32 && M > 0 &&
       (fast_memory ? K >= kFastMemoryF32SplitFromK && M < kSplitBelowRows
                    : (K >= kF32SplitFromK && M < kSplitBelowRows) || (K >= kF32FewRowsSplitFromK && few_rows));
-  const bool split_by_shape = rows_split_by_shape(K, type, M, device) || narrow_off_lines_split || f32_split;
-  if (split_by_shape && is_narrow(type) && K < kSplitFromK && !narrow_off_lines_split &&
+  // The caller's split_rows replaces the whole rule (operation unforced).
+  const bool split_forced = forced.split_rows.has_value() && !forced.operation;
+  const bool split_by_shape = split_forced ? *forced.split_rows
+                                           : rows_split_by_shape(K, type, M, device) || narrow_off_lines_split ||
+                                                 f32_split;
+  if (split_by_shape && !split_forced && is_narrow(type) && K < kSplitFromK && !narrow_off_lines_split &&
       M >= kNarrowRowKernelFromRows && !forced.operation) {
     const KernelSpec pairs = row_kernel_spec(K, type, forced, Operation::sample);
     if (pairs.operation == Operation::sample_pairs) return pairs;
   }
   Operation by_shape =
-      K < kSmallBelowK ? Operation::sample_small : split_by_shape ? Operation::sample_split : Operation::sample;
+      split_by_shape ? Operation::sample_split : K < kSmallBelowK ? Operation::sample_small : Operation::sample;
   SampleChoice chosen = forced;  // the caller's choices, and W where the short rows' rule sets it
   bool short_row_kernel = false;  // the short rows' rule chose the kernel
   if (fast_memory && !forced.operation && !forced.W && !split_by_shape)

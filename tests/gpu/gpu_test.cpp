@@ -584,7 +584,16 @@ TEST(GpuSampler, RowsPastTheLastWaveDrawAsSampleSplit) {
   EXPECT_TRUE(std::equal(chosen.end() - tail, chosen.end(), by_split.end() - tail)) << "the rows of the last wave";
   EXPECT_EQ(chosen[5], -1);
   EXPECT_EQ(chosen[M - 3], -1);
-  report_draws(current_test_name(), 3 * M);
+  // split_rows = false: the rule's row kernel draws every row, as the forced one did.
+  rt::SamplerOptions whole;
+  whole.split_rows = false;
+  std::vector<int> by_whole_rows(M, -6);
+  const rt::SampleReport whole_report =
+      rt::Sampler(whole).sample_host(std::span<const double>(weights), M, K, K, by_whole_rows, 21, 4);
+  EXPECT_EQ(whole_report.spec, row);
+  EXPECT_EQ(whole_report.tail_rows, 0) << "split_rows = false gives no rows to sample_split";
+  EXPECT_EQ(by_whole_rows, by_rows);
+  report_draws(current_test_name(), 4 * M);
 }
 
 TEST(GpuSampler, AnotherIterationDrawsAgainFromTheSameWeights) {

@@ -218,6 +218,55 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(spec.R, 2);
 }
 
+// SampleChoice::split_rows replaces the whole choice between the row kernel and sample_split: false keeps the row
+// kernel the rules choose for K (the M-unknown choice below K = 16384) at any K and M and on any device, true splits
+// every call (over pairs for 16-bit weights), the forms follow it, and a forced operation wins over it.
+TEST(Sampler, SplitRowsReplacesTheRule) {
+  SamplerOptions rows;
+  rows.split_rows = false;
+  SamplerOptions split;
+  split.split_rows = true;
+  const gen::DeviceBalance h100{12.8};
+  const gen::DeviceBalance h200{18.4};
+  for (const gen::DeviceBalance device : {h100, h200}) {
+    for (gen::ElementType type :
+         {gen::ElementType::f32, gen::ElementType::f64, gen::ElementType::bf16, gen::ElementType::f16}) {
+      for (int K : {1000, 3301, 3705, 4096, 8192}) {
+        const gen::KernelSpec unknown = gen::choose_sample_spec(K, type, {}, 0, device);
+        ASSERT_FALSE(gen::splits_rows(unknown.operation)) << K;
+        for (long long M : {1LL, 4096LL, 16384LL, 1LL << 20}) {
+          EXPECT_EQ(gen::kernel_name(gen::choose_sample_spec(K, type, rows, M, device)), gen::kernel_name(unknown))
+              << gen::name_of(type) << " K = " << K << " M = " << M;
+          const gen::KernelSpec always = gen::choose_sample_spec(K, type, split, M, device);
+          EXPECT_EQ(always.operation,
+                    gen::is_narrow(type) ? gen::Operation::sample_split_pairs : gen::Operation::sample_split)
+              << gen::name_of(type) << " K = " << K << " M = " << M;
+        }
+      }
+    }
+  }
+  // Where the rule splits, false is what changes the choice; where it keeps rows, true.
+  EXPECT_EQ(gen::choose_sample_spec(3705, gen::ElementType::f32, {}, 16384, h100).operation,
+            gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, {}, 1 << 20, h100).operation, gen::Operation::sample);
+  // Beyond the split's own range too: K = 20000 in the row kernel, K = 8 split (not sample_small).
+  EXPECT_EQ(gen::choose_sample_spec(20000, gen::ElementType::f32, rows, 100).operation, gen::Operation::sample);
+  EXPECT_EQ(gen::choose_sample_spec(20000, gen::ElementType::bf16, rows, 100).operation, gen::Operation::sample_pairs);
+  EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, split, 1 << 20).operation, gen::Operation::sample_split);
+  EXPECT_EQ(gen::choose_sample_spec(8, gen::ElementType::f32, {}, 1 << 20).operation, gen::Operation::sample_small);
+  // A forced operation wins.
+  SamplerOptions forced = rows;
+  forced.operation = gen::Operation::sample_split;
+  EXPECT_EQ(gen::choose_sample_spec(1000, gen::ElementType::f32, forced, 1 << 20).operation,
+            gen::Operation::sample_split);
+  // The forms (several draws here; logits take the same path) split or not as split_rows says, whatever the shape.
+  const DrawRequest draws{.num_samples = 4};
+  EXPECT_TRUE(gen::splits_rows(draws_spec(20000, gen::ElementType::f32, draws, {}, 100).operation));
+  EXPECT_FALSE(gen::splits_rows(draws_spec(20000, gen::ElementType::f32, draws, rows, 100).operation));
+  EXPECT_FALSE(gen::splits_rows(draws_spec(1000, gen::ElementType::f32, draws, {}, 1 << 20).operation));
+  EXPECT_TRUE(gen::splits_rows(draws_spec(1000, gen::ElementType::f32, draws, split, 1 << 20).operation));
+}
+
 // On a device with fast memory (the H200's balance) rows below K = 16384 split only when few: f32 keeps the row kernel
 // up to K = 5499 and splits from 5500 below kSplitBelowRows rows; f64 and 16-bit weights keep it to K = 16383 from
 // kFastMemorySplitBelowRows rows on; 16-bit rows off 16 bytes are split only when the shape rule splits them. An

@@ -31,6 +31,11 @@ struct SampleChoice {
   // as they are; false: never). Unset: the device's rule (on fast memory f64 rows of odd K from 181 are read in row
   // order).
   std::optional<bool> ring_row_order;
+  // Whether one draw's rows are split over several CTAs (sample_split, over pairs for 16-bit weights). Unset: the
+  // rule by K, M and the device (choose_sample_spec below); false: never, at any K and M (the row kernel the rules
+  // choose for K, and Sampler::sample gives no rows past a last wave to sample_split, so the kernel and the draws no
+  // longer depend on M); true: always. Ignored where the operation is forced.
+  std::optional<bool> split_rows;
 };
 
 // What the choice knows of the device that will run the kernel: how fast its memory is against its SMs, as the bytes
@@ -66,9 +71,11 @@ inline constexpr double kFastMemoryBytesPerSmCycle = 16;
 // short rows (K = 5 to 80) take the kernel that read fastest at their K on the H200 (sample_pairs at W = 16 or 32,
 // at W = 32 with R = 31 or W = 16 with R = 15 where the whole row kept in registers led, sample_small for f64
 // K = 16-24, the row kernel at W = 32 or 16: docs/DESIGN.md section 12) unless the caller forced the operation or W.
+// A caller's split_rows, where set, replaces the whole choice between the row kernel and sample_split.
 // A split spec has W = 32 and R = 0, and for 16-bit weights it is sample_split_pairs unless the operation was forced.
 // Draws depend on the spec; a row whose u' lies within rounding distance of a category boundary may draw its
-// neighbour under the other kernel, so a caller that needs the same draws whatever M or device forces the operation.
+// neighbour under the other kernel, so a caller that needs the same draws whatever M or device forces the operation
+// (whatever M on one device: split_rows = false).
 KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& forced = {}, long long M = 0,
                               DeviceBalance device = {});
 
