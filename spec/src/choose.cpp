@@ -214,6 +214,24 @@ std::optional<ShortRowKernel> fast_memory_short_rows(int K, ElementType type) {
   return std::nullopt;
 }
 
+// Short rows of 16-bit weights on a device without fast memory (the H100). The row kernel over pairs at W = 16 read
+// bf16 K = 31-63 at 0.69-0.92 of the read ceiling, the rows of two blocks the least (K = 47-59: 0.69-0.87). At 1 GiB
+// on an H100, every K from 16 to 65 over every kernel that may draw them, one run in one process (bench/results/
+// h100-80gb-hbm3-2026-12-07-s23c1-short-bf16-sampling.csv), over pairs at W = 32 with every row its remnant (R = 31,
+// kept in registers) K = 31-43 and 46-49 read 0.893-0.932 against 0.693-0.921 (K = 31 0.831 -> 0.924, 47 0.772 ->
+// 0.893, 49 0.693 -> 0.895), odd K = 51-59 0.864-0.902 against 0.717-0.812; over pairs at W = 32 with R = 8, the even
+// K = 50-64 and K = 61 and 63 0.895-0.948 against 0.769-0.934 (K = 63 0.852 -> 0.942), where R = 31 read 0.854-0.916;
+// K = 16 at W = 32 0.866 against 0.836. K = 44 and 45 lost at W = 32 (-0.019, -0.010), K = 17-30 moved within 0.01
+// and K = 65 lost 0.038: they keep their kernels. f16 takes the same rule, as it does on fast memory.
+std::optional<ShortRowKernel> slow_memory_short_rows(int K, ElementType type) {
+  if (!is_narrow(type)) return std::nullopt;
+  const bool odd = K % 2 != 0;
+  if (K == 16 || (K >= 31 && K <= 43) || (K >= 46 && K <= 49) || (odd && K >= 51 && K <= 59))
+    return ShortRowKernel{Operation::sample_pairs, 32, kWholeRowR};
+  if (K >= 50 && K <= 64) return ShortRowKernel{Operation::sample_pairs, 32};
+  return std::nullopt;
+}
+
 // Rows that a device with fast memory draws faster without their warps' copies (KernelSpec::warp_copies = false:
 // the staged ring or the register loads instead). The copies of the longest rows their rule takes hold 4 or 5
 // one-warp CTAs an SM, their pass 1 bound by its own latency (below); the ring holds more warps and copies ahead of
@@ -334,14 +352,14 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
 
 // Rows on 16 bytes but off 32-byte sectors (f64 K = 2 mod 4, f32 K = 4 mod 8, 16-bit K = 8 mod 16 over pairs), and rows
 // that step 32 bytes past 64-byte lines (below), that the ring would read at one place (every row of a tile at the same
-// place) are staged anywhere on a device with fast memory (KernelSpec::ring_anywhere). At one place a row's copies land
-// in the ring rotated by its phase, and where the phases of neighbouring rows differ by an odd number of 16-byte pieces
-// a warp's 16-byte copies conflict in shared memory and ask L2 again for the sectors they share: ncu on the H200
-// (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24 L2 sectors and 10-12 shared-memory wavefronts a copy
-// instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184 and 192 (L2 hit rate 37 % against 6-8 %: the copies
-// served twice). Staged anywhere, memory's lines land in place and each row is read at its own phase, whose 16-byte
-// steps keep the tile's reads free of conflicts. On the H200 at 1 GiB, the same binary with and without (an
-// experimental switch; -s15c2-switches-{f64-short,f32}.csv, -s15c3-switches-{bf16,f16}.csv):
+// place) are staged anywhere (KernelSpec::ring_anywhere; first on the H200, since on every device but where the H100
+// lost, below). At one place a row's copies land in the ring rotated by its phase, and where the phases of neighbouring
+// rows differ by an odd number of 16-byte pieces a warp's 16-byte copies conflict in shared memory and ask L2 again for
+// the sectors they share: ncu on the H200 (bench/results/h200-2026-12-03-s15c1-ncu-f64-*) counted 24 L2 sectors and
+// 10-12 shared-memory wavefronts a copy instruction at f64 K = 182 and 190 against 16 and 4-6 at K = 184 and 192 (L2
+// hit rate 37 % against 6-8 %: the copies served twice). Staged anywhere, memory's lines land in place and each row is
+// read at its own phase, whose 16-byte steps keep the tile's reads free of conflicts. On the H200 at 1 GiB, the same
+// binary with and without (an experimental switch; -s15c2-switches-{f64-short,f32}.csv, -s15c3-switches-{bf16,f16}.csv):
 // - f64 K = 182-390 of K = 2 mod 4 read 0.867-0.934 against 0.843-0.886 (median 0.870 -> 0.916, every K up: K = 202
 //   0.878 -> 0.925, 366 0.861 -> 0.918), while K = 0 mod 4 and odd K stayed within 0.007 (rule not taken there);
 // - f32 K = 340-388 of K = 4 mod 8 (the uncopied rows): +0.028 to +0.044 at 340, 356, 364, 372 and 388, -0.022 at 348
@@ -360,8 +378,9 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
 // The rule against main's head, one run each (-s15c4-variants-*.csv): f64 K = 182-390 of K = 2 mod 4 median 0.871 ->
 // 0.916 (under 0.90: 53 -> 6 K), bf16 K = 984-4088 of K = 8 mod 16 0.862 -> 0.908 (70 -> 12), f16 0.861 -> 0.905
 // (24 -> 9), f32 K = 340-388 0.845 -> 0.870 (348 -0.023 again), every other K within 0.006.
-// The H100 measured single weights staged anywhere only from K = 392 (kernel_spec.cpp, rows_off_sectors: f64 K =
-// 182-262 lost there), so other devices keep that rule. The forms and LDA never stage this way.
+// The H100 had measured single weights staged anywhere only from K = 392 (kernel_spec.cpp, rows_off_sectors: f64 K =
+// 182-262 lost there on 2026-11-28); measured again on the kernels of 2026-12-07 they gained (below). The forms and LDA
+// never stage this way.
 // Longer f64 rows of K = 4 mod 8 (the nineteenth session, bfly-bench's bfly-auto beside bfly-auto-anywhere on two
 // H200s): every 24th such K of 1028-4092, two runs, median +0.020 (116 of 128 K up; -s19c5-f64-anywhere-rep{1,2}.csv),
 // and every such K on the second H200, one run, +0.038 (K = 2044 0.838 -> 0.917; -s19c6-f64-anywhere-all.csv, K =
@@ -376,56 +395,72 @@ bool pads_remnant_on_fast_memory(const KernelSpec& spec, bool short_row_kernel) 
 // K = 3512 0.810 -> 0.860), but K = 4008 and 4040 down 0.012 and 0.007 over the two runs; bf16 K = 1040-4080 +0.010
 // (82 of 96 up, none down), f16 +0.007 (61 up, none down). Below K = 1020 the fifteenth session found them either
 // way (above), so they keep the ring at one place there.
+// The H100 (the twenty-third session, one H100 at 1 GiB: the same kernels first forced through bfly-bench's
+// bfly-auto-anywhere beside bfly-auto, two runs, then main against main with these rules on every device, one run each
+// in turn, twice; bench/results/h100-80gb-hbm3-2026-12-07-s23c2-rules-*.csv and -s23c4-ab-*.csv) gained as the H200
+// where single weights lie off sectors and where 16-bit rows of K = 8 mod 16 do: f64 K = 186-386 of K = 2 mod 4 read
+// +0.020 to +0.046 (median +0.037; under 0.90: 17 -> 0 of 26 K), f32 K = 364 and 380 +0.032 (K = 140-348 within
+// 0.003), bf16 K = 984-4056 of K = 8 mod 16 +0.019 to +0.032 (median +0.025, all 33 K up), f16 +0.017 to +0.029;
+// f64 K = 4 mod 8 of 492-4092 median +0.007 (46 of 76 K up, K = 3132 -0.027, beside the H200's band of losses at
+// 3092-3188, and so kept at one place). It lost where rows step 32 bytes past 64-byte lines in f32 and 16-bit weights
+// (f32 K = 1032-3528 of K = 8 mod 16 median -0.004, 9 of 27 K down; 16-bit K = 16 mod 32 -0.003, 8 of 36 down) and
+// at f64 K = 138-178 of K = 2 mod 4 (-0.001 to -0.004, 6 K): those keep the ring at one place on a device without
+// fast memory.
 constexpr int kSectorBytes = 32, kHalfLineBytes = 32, kLineBytes = 64;
-constexpr int kFastMemoryPairsAnywhereFromK = 984;
-constexpr int kFastMemoryF64HalfLinesFromK = 492, kFastMemoryF64HalfLinesToK = 4092;  // f64 K = 4 mod 8
-constexpr int kFastMemoryF64HalfLinesAtOnePlaceK[] = {1940, 1964, 2084, 3092, 3124, 3140, 3156, 3188};
-constexpr int kFastMemoryF32HalfLinesFromK = 1032, kFastMemoryF32HalfLinesToK = 4088;  // f32 K = 8 mod 16
-constexpr int kFastMemoryF32HalfLinesAtOnePlaceK[] = {4008, 4040};
-constexpr int kFastMemoryPairsHalfLinesFromK = 1040, kFastMemoryPairsHalfLinesToK = 4080;  // 16-bit K = 16 mod 32
-bool stages_half_lines_anywhere(const KernelSpec& spec) {
+constexpr int kPairsAnywhereFromK = 984;
+constexpr int kSlowMemoryOffSectorsFromK = 182;  // single weights off sectors, without fast memory
+constexpr int kF64HalfLinesFromK = 492, kF64HalfLinesToK = 4092;  // f64 K = 4 mod 8
+constexpr int kF64HalfLinesAtOnePlaceK[] = {1940, 1964, 2084, 3092, 3124, 3132, 3140, 3156, 3188};
+constexpr int kF32HalfLinesFromK = 1032, kF32HalfLinesToK = 4088;  // f32 K = 8 mod 16, fast memory only
+constexpr int kF32HalfLinesAtOnePlaceK[] = {4008, 4040};
+constexpr int kPairsHalfLinesFromK = 1040, kPairsHalfLinesToK = 4080;  // 16-bit K = 16 mod 32, fast memory only
+bool stages_half_lines_anywhere(const KernelSpec& spec, bool fast_memory) {
   const int K = spec.K;
   if (static_cast<long long>(K) * size_of(spec.type) % kLineBytes != kHalfLineBytes) return false;
   switch (spec.type) {
     case ElementType::f64:
-      return spec.weights_per_column() == 1 && K >= kFastMemoryF64HalfLinesFromK &&
-             K <= kFastMemoryF64HalfLinesToK && !listed(K, kFastMemoryF64HalfLinesAtOnePlaceK);
+      return spec.weights_per_column() == 1 && K >= kF64HalfLinesFromK && K <= kF64HalfLinesToK &&
+             !listed(K, kF64HalfLinesAtOnePlaceK);
     case ElementType::f32:
-      return spec.weights_per_column() == 1 && K >= kFastMemoryF32HalfLinesFromK &&
-             K <= kFastMemoryF32HalfLinesToK && !listed(K, kFastMemoryF32HalfLinesAtOnePlaceK);
+      return fast_memory && spec.weights_per_column() == 1 && K >= kF32HalfLinesFromK && K <= kF32HalfLinesToK &&
+             !listed(K, kF32HalfLinesAtOnePlaceK);
     case ElementType::bf16:
     case ElementType::f16:
-      return spec.operation == Operation::sample_pairs && K >= kFastMemoryPairsHalfLinesFromK &&
-             K <= kFastMemoryPairsHalfLinesToK;
+      return fast_memory && spec.operation == Operation::sample_pairs && K >= kPairsHalfLinesFromK &&
+             K <= kPairsHalfLinesToK;
   }
   return false;
 }
-bool stages_off_sectors_anywhere(const KernelSpec& spec) {
+bool stages_off_sectors_anywhere(const KernelSpec& spec, bool fast_memory) {
   if (!ring_reads_rows_at_one_place(spec)) return false;
-  if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0)
-    return spec.weights_per_column() == 1 || spec.K >= kFastMemoryPairsAnywhereFromK;
-  return stages_half_lines_anywhere(spec);
+  if (static_cast<long long>(spec.K) * size_of(spec.type) % kSectorBytes != 0) {
+    if (spec.weights_per_column() == 1) return fast_memory || spec.K >= kSlowMemoryOffSectorsFromK;
+    return spec.K >= kPairsAnywhereFromK;
+  }
+  return stages_half_lines_anywhere(spec, fast_memory);
 }
 
-// f64 rows of odd K staged anywhere at W = 16 are read in row order on a device with fast memory
-// (KernelSpec::ring_row_order). In the permuted order lane r = 4q + j of a load reads slot s's row s ^ j at 8-byte bank
-// (r + place) mod 16, and the four rows s ^ j miss each other's banks only if their places mod 4 differ as j does;
-// rows of odd K alternate the parity of their place (the ring moves a row by whole 16-byte copies), so every load
-// conflicts 2- or 4-way. In row order a load reads one row's consecutive columns, at the cost of selects in every
-// level of block_total. ncu on the H200 at f64 K = 181 (bench/results/h200-2026-12-03-s16c1-ncu-f64-k181-row.txt
-// against -s15c1-ncu-f64-details.txt): 27.0 M shared-memory wavefronts (0.47 M excess) in row order against 43 M (17
-// M excess) permuted. On the H200 at 1 GiB, the same binary with and without (an experimental switch, two runs each
-// in turn; -s16c1-switches-f64.csv): every sixth odd K of 181-997 read 0.879-0.939 in row order against
-// 0.769-0.895 (+0.02 to +0.11: K = 181 0.769 -> 0.880, 211 0.798 -> 0.911, 847 0.821 -> 0.897), K = 1001-2001 (row
-// order either way) the same. Row order for every other ring staged anywhere at W = 16 gained nothing
-// (-s16c2-switches-*.csv, two runs each): f32 K = 4 mod 8 from 340 median 0.000 (-0.021 to +0.044), bf16 K =
-// 721-4095 over pairs -0.004 to 0.000 by K mod 8 (odd K down to -0.098), f64 K = 2 mod 4 -0.002. The H100 lost
-// 0.016-0.031 at f64 K = 199-257 in row order (kernel_spec.cpp, kRingInRowOrderF64FromK), so other devices keep the
-// permuted order below K = 1000. The rule against the kernels before it, one run each (-s16c3-ab-table.txt): the 205 odd
-// K of 181-999 (every fourth) a median of 0.863 -> 0.904 (under 0.90: 202 -> 57 K; -0.002 to +0.125).
-constexpr int kFastMemoryF64RowOrderFromK = 181;
+// f64 rows of odd K staged anywhere at W = 16 are read in row order on every device (KernelSpec::ring_row_order). In
+// the permuted order lane r = 4q + j of a load reads slot s's row s ^ j at 8-byte bank (r + place) mod 16, and the four
+// rows s ^ j miss each other's banks only if their places mod 4 differ as j does; rows of odd K alternate the parity of
+// their place (the ring moves a row by whole 16-byte copies), so every load conflicts 2- or 4-way. In row order a load
+// reads one row's consecutive columns, at the cost of selects in every level of block_total. ncu on the H200 at f64 K =
+// 181 (bench/results/h200-2026-12-03-s16c1-ncu-f64-k181-row.txt against -s15c1-ncu-f64-details.txt): 27.0 M
+// shared-memory wavefronts (0.47 M excess) in row order against 43 M (17 M excess) permuted. On the H200 at 1 GiB, the
+// same binary with and without (an experimental switch, two runs each in turn; -s16c1-switches-f64.csv): every sixth
+// odd K of 181-997 read 0.879-0.939 in row order against 0.769-0.895 (+0.02 to +0.11: K = 181 0.769 -> 0.880, 211 0.798
+// -> 0.911, 847 0.821 -> 0.897), K = 1001-2001 (row order either way) the same. Row order for every other ring staged
+// anywhere at W = 16 gained nothing (-s16c2-switches-*.csv, two runs each): f32 K = 4 mod 8 from 340 median 0.000
+// (-0.021 to +0.044), bf16 K = 721-4095 over pairs -0.004 to 0.000 by K mod 8 (odd K down to -0.098), f64 K = 2 mod 4
+// -0.002. The rule against the kernels before it, one run each (-s16c3-ab-table.txt): the 205 odd K of 181-999 (every
+// fourth) a median of 0.863 -> 0.904 (under 0.90: 202 -> 57 K; -0.002 to +0.125). The H100 of 2026-11-27 had lost
+// 0.016-0.031 at f64 K = 199-257 in row order (kernel_spec.cpp, kRingInRowOrderF64FromK), but on the kernels of
+// 2026-12-07 an H100 gained: every 16th odd K of 181-997 +0.004 to +0.055 (median +0.011, 51 of 52 K up, under 0.90 9
+// -> 1; two runs each in turn, bench/results/h100-80gb-hbm3-2026-12-07-s23c4-ab-f64.csv, -s23c5-ab-f64.csv), so every
+// device takes it.
+constexpr int kF64RowOrderFromK = 181;
 bool reads_f64_odd_rows_in_row_order(const KernelSpec& spec) {
-  return spec.type == ElementType::f64 && spec.K % 2 == 1 && spec.K >= kFastMemoryF64RowOrderFromK &&
+  return spec.type == ElementType::f64 && spec.K % 2 == 1 && spec.K >= kF64RowOrderFromK &&
          ring_reads_slots_permuted(spec);
 }
 }  // namespace
@@ -464,8 +499,9 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
       split_by_shape ? Operation::sample_split : K < kSmallBelowK ? Operation::sample_small : Operation::sample;
   SampleChoice chosen = forced;  // the caller's choices, and W where the short rows' rule sets it
   bool short_row_kernel = false;  // the short rows' rule chose the kernel
-  if (fast_memory && !forced.operation && !forced.W && !split_by_shape)
-    if (const std::optional<ShortRowKernel> kernel = fast_memory_short_rows(K, type)) {
+  if (!forced.operation && !forced.W && !split_by_shape)
+    if (const std::optional<ShortRowKernel> kernel =
+            fast_memory ? fast_memory_short_rows(K, type) : slow_memory_short_rows(K, type)) {
       short_row_kernel = true;
       by_shape = kernel->operation;
       chosen.W = kernel->W;
@@ -507,9 +543,11 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
     spec.validate();
     return spec;
   }
-  // The rules of fast memory below were measured on the kernels the rules above give; a caller's forced W or operation
-  // keeps its kernel as those give it.
-  const bool fast_memory_rules = fast_memory && !forced.W && !forced.operation;
+  // The rules below were measured on the kernels the rules above give; a caller's forced W or operation keeps its
+  // kernel as those give it. The staging rules (rows staged anywhere, f64 odd rows read in row order) hold on every
+  // device measured, the others on fast memory only.
+  const bool staging_rules = !forced.W && !forced.operation;
+  const bool fast_memory_rules = fast_memory && staging_rules;
   const auto row_kernel_by_rules = [&](const SampleChoice& choice) {
     KernelSpec spec = row_kernel_spec(K, type, choice, operation);
     if (forced.warp_copies)
@@ -518,11 +556,11 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
       spec.warp_copies = false;
     if (forced.ring_anywhere)  // where the ring would read the rows at one place; elsewhere there is nothing to change
       spec.ring_anywhere = *forced.ring_anywhere && ring_reads_rows_at_one_place(spec);
-    else if (fast_memory_rules && stages_off_sectors_anywhere(spec))
+    else if (staging_rules && stages_off_sectors_anywhere(spec, fast_memory))
       spec.ring_anywhere = true;
     if (forced.ring_row_order)  // where the ring would read a tile's rows into permuted slots; else nothing changes
       spec.ring_row_order = *forced.ring_row_order && ring_reads_slots_permuted(spec);
-    else if (fast_memory_rules && reads_f64_odd_rows_in_row_order(spec))
+    else if (staging_rules && reads_f64_odd_rows_in_row_order(spec))
       spec.ring_row_order = true;
     spec.validate();
     return spec;

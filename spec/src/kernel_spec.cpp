@@ -592,7 +592,9 @@ bool tight_rows_off_16_bytes(int K, ElementType type) {
 //   K = 1002, 2002, 2046, 3002 and 4094 +0.015 to +0.041 (K = 1502: -0.006);
 // - f32 K = 380-508 +0.00 to +0.044 (K = 404: -0.003; K = 508: 0.890 -> 0.934), K = 1004, 2004 and 3004 +0.03;
 // - shorter rows lost: f64 K = 182-262 up to -0.064 (K = 194), K = 266-390 gained or lost by K mod 32 (-0.028 to
-//   +0.018), f32 K = 372 -0.010. They keep the ring in row order.
+//   +0.018), f32 K = 372 -0.010. They keep the ring in row order here; on the kernels of 2026-12-07 an H100 read them
+//   faster staged anywhere from K = 182 (f64 K = 186-386 +0.020 to +0.046), which the chooser's rule does
+//   (KernelSpec::ring_anywhere, gen::choose_sample_spec).
 namespace {
 constexpr int kSectorsAnywhereFromK = 392;
 bool rows_off_sectors(const KernelSpec& spec) {
@@ -662,7 +664,7 @@ bool loads_row_by_slots(const KernelSpec& spec) {
 }
 
 // The ring of rows staged anywhere at W = 16 in row order (slot s = row s, every level of block_total with selects) for
-// single f32 weights of odd K, and f64 from kRingInRowOrderF64FromK (on fast memory from K = 181: KernelSpec::
+// single f32 weights of odd K, and f64 from kRingInRowOrderF64FromK (from K = 181 by the chooser's rule: KernelSpec::
 // ring_row_order, gen::choose_sample_spec). In the permuted order a load's 16 lanes read 4
 // rows, and rows that step an odd number of columns put their places on the same banks: ncu counted 42 M shared-memory
 // bank conflicts at f32 K = 2047 and 3001 (25 M) against 73 k at K = 2046, and f32 K = 2047 read 0.69 of the DRAM

@@ -453,6 +453,9 @@ TEST(GpuSampler, ShortRowsDrawAsTheDevicesRuleChooses) {
               gen::Operation::sample_pairs);
     EXPECT_EQ(gen::choose_sample_spec(20, ElementType::f64, {}, 1 << 20, device).operation,
               gen::Operation::sample_small);
+  } else {  // the H100's table of short 16-bit rows: over pairs at W = 32, the whole row in registers to K = 49
+    EXPECT_EQ(gen::choose_sample_spec(48, ElementType::bf16, {}, 1 << 20, device).R, 31);
+    EXPECT_EQ(gen::choose_sample_spec(56, ElementType::bf16, {}, 1 << 20, device).W, 32);
   }
   report_draws(current_test_name(), 0);
 }
@@ -473,10 +476,10 @@ TEST(GpuSampler, LongCopiedRowsDrawAsTheDevicesRuleChooses) {
   report_draws(current_test_name(), 0);
 }
 
-// Rows on 16 bytes but off 32-byte sectors that the device's rule stages anywhere on fast memory
-// (KernelSpec::ring_anywhere; f64 K = 2 mod 4, f32 K = 4 mod 8 without copies, 16-bit K = 8 mod 16 from 984), and rows
-// that step 32 bytes past 64-byte lines (f64 K = 4 mod 8 from 492, f32 K = 8 mod 16 from 1032, 16-bit K = 16 mod 32
-// from 1040).
+// Rows on 16 bytes but off 32-byte sectors that the device's rule stages anywhere (KernelSpec::ring_anywhere; f64 K =
+// 2 mod 4, f32 K = 4 mod 8 without copies, from K = 182 without fast memory, 16-bit K = 8 mod 16 from 984), and rows
+// that step 32 bytes past 64-byte lines (f64 K = 4 mod 8 from 492; on fast memory f32 K = 8 mod 16 from 1032 and
+// 16-bit K = 16 mod 32 from 1040).
 TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
@@ -484,13 +487,11 @@ TEST(GpuSampler, OffSectorRowsDrawAsTheDevicesRuleChooses) {
   for (int K : {340, 1032}) rows_draw_as_chosen<float>(K, device);
   for (int K : {1032, 1040}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
   rows_draw_as_chosen<bfly::half_bits>(1032, device);
-  if (device.fast_memory()) {
-    EXPECT_TRUE(gen::choose_sample_spec(182, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
-    EXPECT_TRUE(gen::choose_sample_spec(1028, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
-    EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
-    EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::f32, {}, 1 << 20, device).ring_anywhere);
-    EXPECT_TRUE(gen::choose_sample_spec(1040, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
-  }
+  EXPECT_TRUE(gen::choose_sample_spec(182, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
+  EXPECT_TRUE(gen::choose_sample_spec(1028, ElementType::f64, {}, 1 << 20, device).ring_anywhere);
+  EXPECT_TRUE(gen::choose_sample_spec(1032, ElementType::bf16, {}, 1 << 20, device).ring_anywhere);
+  EXPECT_EQ(gen::choose_sample_spec(1032, ElementType::f32, {}, 1 << 20, device).ring_anywhere, device.fast_memory());
+  EXPECT_EQ(gen::choose_sample_spec(1040, ElementType::bf16, {}, 1 << 20, device).ring_anywhere, device.fast_memory());
   report_draws(current_test_name(), 0);
 }
 
@@ -509,16 +510,14 @@ TEST(GpuSampler, LongRowsOffLinesDrawAsTheDevicesRuleChooses) {
   report_draws(current_test_name(), 0);
 }
 
-// f64 rows of odd K from 181 read in row order on fast memory (KernelSpec::ring_row_order): drawn as the device's
+// f64 rows of odd K from 181 read in row order on every device (KernelSpec::ring_row_order): drawn as the device's
 // rule chooses and the same when forced (the draw catalog's f64 K = 181 and 191 in row order are checked draw for draw
 // against the CPU execution in GpuDrawsPart).
 TEST(GpuSampler, F64OddRowsDrawAsTheDevicesRuleChooses) {
   BFLY_REQUIRE_GPU();
   const gen::DeviceBalance device = rt::current_device_balance();
   for (int K : {181, 501, 997}) rows_draw_as_chosen<double>(K, device);
-  if (device.fast_memory()) {
-    EXPECT_TRUE(gen::choose_sample_spec(181, ElementType::f64, {}, 1 << 20, device).ring_row_order);
-  }
+  EXPECT_TRUE(gen::choose_sample_spec(181, ElementType::f64, {}, 1 << 20, device).ring_row_order);
   report_draws(current_test_name(), 0);
 }
 

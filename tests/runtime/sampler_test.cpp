@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace bfly::rt {
@@ -182,13 +183,13 @@ TEST(Sampler, ChooseSpecRule) {
   EXPECT_EQ(gen::choose_sample_spec(96, gen::ElementType::bf16, none).operation, gen::Operation::sample_pairs)
       << "3 blocks, loaded whole";
   // A row loaded whole keeps its remnant searched linearly, whatever the parity of its blocks.
-  for (int K : {33, 34, 100}) {
+  for (int K : {66, 100}) {
     const gen::KernelSpec whole = gen::choose_sample_spec(K, gen::ElementType::bf16, none);
     EXPECT_EQ(whole.operation, gen::Operation::sample_pairs) << K;
     EXPECT_TRUE(whole.linear_remnant()) << K;
     EXPECT_EQ(whole.R, 8) << K;
   }
-  EXPECT_EQ(gen::choose_sample_spec(34, gen::ElementType::bf16, none).blocks(), 1);
+  EXPECT_EQ(gen::choose_sample_spec(66, gen::ElementType::bf16, none).blocks(), 2);
   EXPECT_EQ(gen::choose_sample_spec(100, gen::ElementType::bf16, none).blocks(), 3);
   EXPECT_EQ(gen::choose_sample_spec(17, gen::ElementType::bf16, none).blocks(), 0)
       << "9 columns, all searched linearly";
@@ -367,7 +368,7 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
     for (int K : {49, 60, 64, 72}) EXPECT_EQ(chosen(K, type, h200), pairs32) << K;
     for (int K : {31, 32, 33, 34, 36, 45, 46, 48, 49, 50, 56, 58, 59, 61}) EXPECT_TRUE(whole_row(K, type)) << K;
     for (int K : {30, 60, 62, 63}) EXPECT_FALSE(whole_row(K, type)) << K;
-    for (int K : {5, 16, 30, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
+    for (int K : {5, 17, 30, 76}) EXPECT_TRUE(unchanged(K, type)) << K;
     EXPECT_EQ(chosen(12, type, h100).first, Operation::sample_small);
   }
   // The H100's balance keeps its rules; a forced operation or W is the caller's.
@@ -384,6 +385,36 @@ TEST(Sampler, ChooseShortRowsOnFastMemory) {
   const gen::KernelSpec f64_64 = gen::choose_sample_spec(64, ElementType::f64, {}, 1 << 20, h200);
   EXPECT_EQ(f64_64.R, 8);
   EXPECT_EQ(f64_64.variant, gen::Variant::swap);
+}
+
+// Short rows of 16-bit weights on a device without fast memory (the H100, and a balance unknown): over pairs at
+// W = 32 with the whole row in registers (R = 31) at K = 16, 31-43, 46-49 and odd K of 51-59, over pairs at W = 32
+// with R = 8 at even K of 50-64 and K = 61 and 63; K = 17-30, 44, 45 and from 65 keep the row kernel over pairs at
+// W = 16. f32 and f64, and a caller's forced W or operation, keep their kernels.
+TEST(Sampler, ChooseShortSixteenBitRowsWithoutFastMemory) {
+  const gen::DeviceBalance h100{12.8};
+  using gen::ElementType, gen::Operation;
+  const auto chosen = [&](int K, ElementType type, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, h100);
+    return std::tuple{spec.operation, spec.W, spec.R};
+  };
+  const std::tuple whole_row{Operation::sample_pairs, 32, 31}, pairs32{Operation::sample_pairs, 32, 8};
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {16, 31, 34, 43, 46, 48, 49, 51, 53, 59}) EXPECT_EQ(chosen(K, type), whole_row) << K;
+    for (int K : {50, 52, 58, 60, 61, 62, 63, 64}) EXPECT_EQ(chosen(K, type), pairs32) << K;
+    for (int K : {17, 30, 44, 45, 65, 72}) {
+      EXPECT_EQ(std::get<0>(chosen(K, type)), Operation::sample_pairs) << K;
+      EXPECT_EQ(std::get<1>(chosen(K, type)), 16) << K;
+    }
+    EXPECT_EQ(gen::choose_sample_spec(49, type, {}).R, 31) << "a balance unknown takes the H100's rules";
+    SamplerOptions w16, row;
+    w16.W = 16;
+    row.operation = Operation::sample;
+    EXPECT_EQ(std::get<1>(chosen(49, type, w16)), 16);
+    EXPECT_EQ(chosen(49, type, row), std::tuple(Operation::sample, 16, 8));
+  }
+  for (ElementType type : {ElementType::f32, ElementType::f64})
+    for (int K : {49, 56}) EXPECT_EQ(std::get<1>(chosen(K, type)), 16) << K;
 }
 
 // f32 rows copied by their warps pad their remnant to a block on a device with fast memory (R = 0); the H100 keeps
@@ -504,13 +535,14 @@ TEST(Sampler, LongCopiedRowsGoWithoutCopiesOnFastMemory) {
   EXPECT_TRUE(copies(561, ElementType::bf16, h200, forced_pairs));
 }
 
-// Rows on 16 bytes but off 32-byte sectors that the ring would read at one place are staged anywhere on a device with
-// fast memory (KernelSpec::ring_anywhere): f64 K = 2 mod 4 and f32 K = 4 mod 8 wherever the ring stages them, 16-bit
-// K = 8 mod 16 over pairs from K = 984, and rows that step 32 bytes past 64-byte lines: f64 K = 4 mod 8 from 492 to
-// 4092 (but eight K), f32 K = 8 mod 16 from 1032 to 4088 (but two K) and 16-bit K = 16 mod 32 over pairs from 1040 to
-// 4080. The H100, rows on whole lines, rows staged anywhere already and a forced W or operation keep their kernels; a
-// caller may force it either way where the ring would read the rows at one place.
-TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
+// Rows on 16 bytes but off 32-byte sectors that the ring would read at one place are staged anywhere
+// (KernelSpec::ring_anywhere): f64 K = 2 mod 4 and f32 K = 4 mod 8 wherever the ring stages them (from K = 182 on a
+// device without fast memory), 16-bit K = 8 mod 16 over pairs from K = 984, and rows that step 32 bytes past 64-byte
+// lines: f64 K = 4 mod 8 from 492 to 4092 (but nine K) on every device, and on fast memory only f32 K = 8 mod 16 from
+// 1032 to 4088 (but two K) and 16-bit K = 16 mod 32 over pairs from 1040 to 4080. Rows on whole lines, rows staged
+// anywhere already and a forced W or operation keep their kernels; a caller may force it either way where the ring
+// would read the rows at one place.
+TEST(Sampler, OffSectorRowsStageAnywhere) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType;
   const auto anywhere = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
@@ -520,15 +552,23 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   };
   for (int K : {182, 202, 366, 390}) {
     EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
+    EXPECT_TRUE(anywhere(K, ElementType::f64, h100)) << K;
+  }
+  for (int K : {138, 178}) {  // the ring at one place, off sectors: fast memory only below K = 182
+    EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
     EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
   }
   for (int K : {492, 700, 1020, 1028, 2044, 3060, 4092}) {  // K = 4 mod 8: rows on sectors whose phases step 32 bytes
     EXPECT_TRUE(anywhere(K, ElementType::f64, h200)) << K;
-    EXPECT_FALSE(anywhere(K, ElementType::f64, h100)) << K;
+    EXPECT_TRUE(anywhere(K, ElementType::f64, h100)) << K;
   }
-  for (int K : {180, 184, 192, 181, 183, 398, 1002, 484, 704, 712, 1032, 1940, 2084, 3092, 3124, 3156, 3188})
-    EXPECT_FALSE(anywhere(K, ElementType::f64, h200)) << K;
-  for (int K : {340, 356, 388}) EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
+  for (gen::DeviceBalance device : {h100, h200})
+    for (int K : {180, 184, 192, 181, 183, 398, 1002, 484, 704, 712, 1032, 1940, 2084, 3092, 3124, 3132, 3156, 3188})
+      EXPECT_FALSE(anywhere(K, ElementType::f64, device)) << K;
+  for (int K : {340, 356, 388}) {
+    EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
+    EXPECT_TRUE(anywhere(K, ElementType::f32, h100)) << K;
+  }
   for (int K : {336, 344, 404, 1004}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
   for (int K : {1032, 2056, 3512, 4088}) {  // K = 8 mod 16: rows step 32 bytes past 64-byte lines
     EXPECT_TRUE(anywhere(K, ElementType::f32, h200)) << K;
@@ -536,7 +576,11 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   }
   for (int K : {1016, 1024, 2064, 4008, 4040}) EXPECT_FALSE(anywhere(K, ElementType::f32, h200)) << K;
   for (ElementType type : {ElementType::bf16, ElementType::f16}) {
-    for (int K : {984, 1032, 2040, 3016, 4088, 1040, 2064, 4080}) {  // K = 8 mod 16, then K = 16 mod 32
+    for (int K : {984, 1032, 2040, 3016, 4088}) {  // K = 8 mod 16
+      EXPECT_TRUE(anywhere(K, type, h200)) << K;
+      EXPECT_TRUE(anywhere(K, type, h100)) << K;
+    }
+    for (int K : {1040, 2064, 4080}) {  // K = 16 mod 32
       EXPECT_TRUE(anywhere(K, type, h200)) << K;
       EXPECT_FALSE(anywhere(K, type, h100)) << K;
     }
@@ -549,18 +593,19 @@ TEST(Sampler, OffSectorRowsStageAnywhereOnFastMemory) {
   off.ring_anywhere = false;
   on.ring_anywhere = true;
   EXPECT_FALSE(anywhere(182, ElementType::f64, h200, off));
-  EXPECT_TRUE(anywhere(182, ElementType::f64, h100, on));
+  EXPECT_FALSE(anywhere(182, ElementType::f64, h100, off));
+  EXPECT_TRUE(anywhere(138, ElementType::f64, h100, on));
   EXPECT_TRUE(anywhere(1024, ElementType::f32, h100, on));  // rows on whole lines, forced
   EXPECT_FALSE(anywhere(181, ElementType::f64, h100, on));  // staged anywhere already: nothing to change
   EXPECT_FALSE(anywhere(16, ElementType::f32, h100, on));   // not staged
   EXPECT_NO_THROW(Sampler{on});
 }
 
-// f64 rows of odd K from 181 staged anywhere at W = 16 are read in row order on a device with fast memory
-// (KernelSpec::ring_row_order); from K = 1000 every device reads them so by its rule (nothing to switch). The H100,
-// even K, the copies (K < 181), W = 32 forced and the forms keep their kernels; a caller may force it either way where
-// the ring would read the rows into permuted slots.
-TEST(Sampler, F64OddRowsReadInRowOrderOnFastMemory) {
+// f64 rows of odd K from 181 staged anywhere at W = 16 are read in row order on every device
+// (KernelSpec::ring_row_order); from K = 1000 every device reads them so by its rule (nothing to switch). Even K, the
+// copies (K < 181), W = 32 forced and the forms keep their kernels; a caller may force it either way where the ring
+// would read the rows into permuted slots.
+TEST(Sampler, F64OddRowsReadInRowOrder) {
   const gen::DeviceBalance h100{12.8}, h200{18.4};
   using gen::ElementType;
   const auto row_order = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
@@ -570,7 +615,7 @@ TEST(Sampler, F64OddRowsReadInRowOrderOnFastMemory) {
   };
   for (int K : {181, 183, 501, 847, 999}) {
     EXPECT_TRUE(row_order(K, ElementType::f64, h200)) << K;
-    EXPECT_FALSE(row_order(K, ElementType::f64, h100)) << K;
+    EXPECT_TRUE(row_order(K, ElementType::f64, h100)) << K;
   }
   const gen::KernelSpec k1001 = gen::choose_sample_spec(1001, ElementType::f64, {}, 1 << 20, h200);
   EXPECT_FALSE(k1001.ring_row_order);
@@ -585,6 +630,7 @@ TEST(Sampler, F64OddRowsReadInRowOrderOnFastMemory) {
   off.ring_row_order = false;
   on.ring_row_order = true;
   EXPECT_FALSE(row_order(501, ElementType::f64, h200, off));
+  EXPECT_FALSE(row_order(501, ElementType::f64, h100, off));
   EXPECT_TRUE(row_order(501, ElementType::f64, h100, on));
   EXPECT_FALSE(row_order(1001, ElementType::f64, h100, on));  // in row order already: nothing to change
   EXPECT_FALSE(row_order(16, ElementType::f32, h100, on));    // not staged

@@ -425,19 +425,25 @@ TEST_F(BflyGen, NoWarpCopiesNamesAndGeneratesTheKernelWithoutCopies) {
 }
 
 // --ring-anywhere: the kernel whose ring stages rows on 16 bytes as rows that start anywhere (each row read at its own
-// place in the ring), named with _anywhere; refused where the ring would stage the rows anywhere already.
+// place in the ring), named with _anywhere; refused where the ring would stage the rows anywhere already. f64 K = 178
+// (off sectors, under the K = 182 from which the rule stages them anywhere without fast memory) keeps every row of a
+// tile at one place by default; K = 182 is staged anywhere by the rule, and its regenerate line says so.
 TEST_F(BflyGen, RingAnywhereNamesAndGeneratesTheKernelStagedAnywhere) {
-  const Result anywhere = bfly_gen("show --K 182 --type f64 --variant swap --ring-anywhere");
+  const Result anywhere = bfly_gen("show --K 178 --type f64 --variant swap --ring-anywhere");
   ASSERT_EQ(anywhere.status, 0) << anywhere.err;
-  EXPECT_NE(anywhere.out.find("// bfly_sample_f64_w16_k182_r8_swap_anywhere\n"), std::string::npos);
+  EXPECT_NE(anywhere.out.find("// bfly_sample_f64_w16_k178_r8_swap_anywhere\n"), std::string::npos);
   EXPECT_NE(anywhere.out.find("--variant swap --ring-anywhere`."), std::string::npos);
   EXPECT_NE(anywhere.out.find("places[s] = "), std::string::npos) << "each row at its own place in the ring";
-  const Result in_row_order = bfly_gen("show --K 182 --type f64 --variant swap");
-  ASSERT_EQ(in_row_order.status, 0) << in_row_order.err;
-  EXPECT_EQ(in_row_order.out.find("places[s] = "), std::string::npos) << "every row of a tile at one place";
-  const Result named = bfly_gen("show bfly_sample_f64_w16_k182_r8_swap_anywhere");
+  const Result at_one_place = bfly_gen("show --K 178 --type f64 --variant swap");
+  ASSERT_EQ(at_one_place.status, 0) << at_one_place.err;
+  EXPECT_EQ(at_one_place.out.find("places[s] = "), std::string::npos) << "every row of a tile at one place";
+  const Result named = bfly_gen("show bfly_sample_f64_w16_k178_r8_swap_anywhere");
   ASSERT_EQ(named.status, 0) << named.err;
   EXPECT_EQ(named.out, anywhere.out);
+  const Result by_rule = bfly_gen("show --K 182 --type f64 --variant swap");
+  ASSERT_EQ(by_rule.status, 0) << by_rule.err;
+  EXPECT_NE(by_rule.out.find("// bfly_sample_f64_w16_k182_r8_swap_anywhere\n"), std::string::npos);
+  EXPECT_NE(by_rule.out.find("--variant swap --ring-anywhere`."), std::string::npos);
   const Result odd = bfly_gen("show --K 181 --type f64 --ring-anywhere");
   EXPECT_EQ(odd.status, 2);
   EXPECT_NE(odd.err.find("--ring-anywhere: ring_anywhere = true is not allowed for sample K = 181 f64"),
@@ -449,19 +455,23 @@ TEST_F(BflyGen, RingAnywhereNamesAndGeneratesTheKernelStagedAnywhere) {
 }
 
 // --ring-row-order: the kernel named _roworder, its ring's slots in row order and the flag in its regenerate line;
-// refused where the rule reads in row order already, and for LDA.
+// refused where the rule reads in row order already, and for LDA. The rule reads f64 odd K from 181 in row order; with
+// W forced (the rules that stage rows then stand aside) K = 181 keeps the permuted slots.
 TEST_F(BflyGen, RingRowOrderNamesAndGeneratesTheKernelInRowOrder) {
-  const Result row_order = bfly_gen("show --K 181 --type f64 --variant swap --ring-row-order");
+  const Result row_order = bfly_gen("show --K 181 --type f64 --variant swap --W 16 --ring-row-order");
   ASSERT_EQ(row_order.status, 0) << row_order.err;
   EXPECT_NE(row_order.out.find("// bfly_sample_f64_w16_k181_r8_swap_roworder\n"), std::string::npos);
   EXPECT_NE(row_order.out.find("--variant swap --ring-row-order`."), std::string::npos);
   EXPECT_NE(row_order.out.find("into slot s row s ("), std::string::npos) << "slot s holds row s";
-  const Result permuted = bfly_gen("show --K 181 --type f64 --variant swap");
+  const Result permuted = bfly_gen("show --K 181 --type f64 --variant swap --W 16");
   ASSERT_EQ(permuted.status, 0) << permuted.err;
   EXPECT_NE(permuted.out.find("into slot s row s ^ (r & 3)"), std::string::npos) << "the permuted slots";
   const Result named = bfly_gen("show bfly_sample_f64_w16_k181_r8_swap_roworder");
   ASSERT_EQ(named.status, 0) << named.err;
   EXPECT_EQ(named.out, row_order.out);
+  const Result by_rule = bfly_gen("show --K 181 --type f64 --variant swap");
+  ASSERT_EQ(by_rule.status, 0) << by_rule.err;
+  EXPECT_EQ(by_rule.out, row_order.out) << "the rule's kernel";
   const Result already = bfly_gen("show --K 1001 --type f64 --ring-row-order");
   EXPECT_EQ(already.status, 2);
   EXPECT_NE(already.err.find("--ring-row-order: ring_row_order = true is not allowed for sample K = 1001 f64"),
