@@ -166,7 +166,8 @@ const Form& form_named(const std::string& name) {
       "                     bfly-auto-nocopy (the warps' copies off), bfly-auto-nocopy-r0 (both),\n"
       "                     bfly-auto-swap, bfly-auto-addsub (the variant), bfly-auto-anywhere, bfly-auto-noanywhere\n"
       "                     (the ring's rows staged anywhere or not), bfly-auto-roworder, bfly-auto-noroworder,\n"
-      "                     bfly-auto-rows, bfly-auto-split (the row kernel or sample_split whatever K and M)\n"
+      "                     bfly-auto-rows, bfly-auto-split (the row kernel or sample_split whatever K and M),\n"
+      "                     bfly-auto-deep, bfly-auto-nodeep (the deep ring for odd K over pairs of 8-15 lines)\n"
       "  --min-bytes N      bytes of weights per input buffer, at least (default 1073741824 = 1 GiB)\n"
       "  --runs N           timed runs per point, median reported (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
@@ -362,7 +363,8 @@ rt::SamplerOptions auto_options() {
 // -swap and -addsub the butterfly variant; -anywhere and -noanywhere the ring staged as rows that start anywhere or
 // not (KernelSpec::ring_anywhere, where the ring applies); -roworder and -noroworder a tile's rows read in row order
 // or permuted (KernelSpec::ring_row_order, where the ring reads rows staged anywhere); -rows and -split the row kernel
-// or sample_split whatever K and M (SampleChoice::split_rows: a row kernel against a split in one process).
+// or sample_split whatever K and M (SampleChoice::split_rows: a row kernel against a split in one process); -deep and
+// -nodeep the deep ring or not for rows over pairs at odd K of 8-15 lines of blocks (KernelSpec::ring_deep).
 struct AutoVariant {
   std::string_view name;
   std::optional<int> R;
@@ -371,6 +373,7 @@ struct AutoVariant {
   std::optional<bool> ring_anywhere;
   std::optional<bool> ring_row_order;
   std::optional<bool> split_rows = std::nullopt;
+  std::optional<bool> ring_deep = std::nullopt;
 };
 const AutoVariant kAutoVariants[] = {
     {"bfly-auto-r0", 0, {}, {}, {}, {}},
@@ -383,7 +386,9 @@ const AutoVariant kAutoVariants[] = {
     {"bfly-auto-roworder", {}, {}, {}, {}, true},
     {"bfly-auto-noroworder", {}, {}, {}, {}, false},
     {"bfly-auto-rows", {}, {}, {}, {}, {}, false},
-    {"bfly-auto-split", {}, {}, {}, {}, {}, true}};
+    {"bfly-auto-split", {}, {}, {}, {}, {}, true},
+    {"bfly-auto-deep", {}, {}, {}, {}, {}, {}, true},
+    {"bfly-auto-nodeep", {}, {}, {}, {}, {}, {}, false}};
 rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   rt::SamplerOptions options = auto_options();
   options.R = variant.R;
@@ -392,6 +397,7 @@ rt::SamplerOptions auto_variant_options(const AutoVariant& variant) {
   options.ring_anywhere = variant.ring_anywhere;
   options.ring_row_order = variant.ring_row_order;
   options.split_rows = variant.split_rows;
+  options.ring_deep = variant.ring_deep;
   return options;
 }
 

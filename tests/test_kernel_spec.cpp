@@ -571,6 +571,48 @@ TEST(KernelSpec, RingRowOrderIsNamedAndReadsInRowOrder) {
     EXPECT_THROW(parse_kernel_name(bad), bfly::Error) << bad;
 }
 
+// The deep ring for rows over pairs at odd K of 8-15 lines of blocks (KernelSpec::ring_deep = true, a device's rule):
+// one-warp CTAs with 8 lines a row, as every other staged row takes from 8 lines, where the rule keeps the shallow ring
+// (4 lines a row, CTAs of two warps) until 16 lines.
+TEST(KernelSpec, RingDeepIsNamedAndTakesTheDeepRing) {
+  KernelSpec spec = w16_spec(721, ElementType::bf16, Operation::sample_pairs);  // 361 columns, 22 blocks: 1408 bytes
+  spec.warp_copies = false;  // the rule's copy (rows up to 719 weights) does not reach K = 721 anyway
+  ASSERT_EQ(pass1_stages(spec), 4);
+  ASSERT_EQ(launch_geometry(spec).threads_per_cta, 64);
+  EXPECT_TRUE(ring_deepens_odd_pairs(spec));
+  spec.warp_copies = true;
+  spec.ring_deep = true;
+  EXPECT_NO_THROW(spec.validate());
+  EXPECT_EQ(pass1_stages(spec), 8);
+  EXPECT_EQ(launch_geometry(spec).threads_per_cta, 32);
+  EXPECT_TRUE(ring_deepens_odd_pairs(spec)) << "asked of the spec without the switch";
+  EXPECT_TRUE(stages_rows_anywhere(spec));
+  EXPECT_EQ(kernel_name(spec), "bfly_sample_pairs_bf16_w16_k721_r8_addsub_deep");
+  EXPECT_EQ(parse_kernel_name(kernel_name(spec)), spec);
+  EXPECT_FALSE(parse_kernel_name("bfly_sample_pairs_bf16_w16_k721_r8_addsub").ring_deep);
+  EXPECT_EQ(describe(spec), "W=16 K=721 R=8 type=bf16 variant=addsub operation=sample_pairs ring=deep");
+  KernelSpec f16 = w16_spec(1001, ElementType::f16, Operation::sample_pairs);  // 501 columns, 31 blocks: 1984 bytes
+  f16.ring_deep = true;
+  EXPECT_NO_THROW(f16.validate());
+  EXPECT_EQ(launch_geometry(f16).threads_per_cta, 32);
+  // Not where it would change nothing or where the copy takes the rows: even K (the deep ring from 8 lines already),
+  // 16 lines of blocks or more (K = 1017: 32 blocks, its remnant padded), fewer than 8 (K = 481: 15 blocks), the
+  // warps' copy (K = 709), single weights, the split kernel over pairs.
+  KernelSpec short_rows = w16_spec(481, ElementType::bf16, Operation::sample_pairs);
+  short_rows.warp_copies = false;
+  ASSERT_EQ(pass1_stages(short_rows), 4);
+  for (KernelSpec bad : {w16_spec(722, ElementType::bf16, Operation::sample_pairs),
+                         w16_spec(1017, ElementType::bf16, Operation::sample_pairs), short_rows,
+                         w16_spec(709, ElementType::bf16, Operation::sample_pairs), w16_spec(721, ElementType::f32)}) {
+    bad.ring_deep = true;
+    EXPECT_THROW(bad.validate(), bfly::Error) << kernel_name(bad);
+  }
+  KernelSpec split{32, 721, 0, ElementType::bf16, Variant::addsub, Operation::sample_split_pairs};
+  split.ring_deep = true;
+  EXPECT_THROW(split.validate(), bfly::Error);
+  EXPECT_THROW(parse_kernel_name("bfly_sample_pairs_bf16_w16_k1017_r8_addsub_deep"), bfly::Error);
+}
+
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):
 // the plain sample kernel at W = 16, one weight (f32, f64) or one 16-bit pair a column, rows of at least 3 blocks (2
 // over pairs), staged or not, f64 rows of whole 128-byte lines excepted, whose warps' copies are at most 45 KiB; the

@@ -54,6 +54,7 @@ gen::KernelSpec draws_spec(int K, gen::ElementType type, const DrawRequest& requ
   choice.warp_copies = std::nullopt;  // the forms (logits, several draws) never copy their warps' rows
   choice.ring_anywhere = std::nullopt;  // ... nor stage rows on 16 bytes anywhere
   choice.ring_row_order = std::nullopt;  // ... nor read their ring in row order by a device's rule
+  choice.ring_deep = std::nullopt;  // ... nor deepen the ring of odd K over pairs
   if (!choice.operation)
     choice.operation = forced.split_rows.value_or(gen::rows_split_by_shape(K, type, M)) ? gen::Operation::sample_split
                                                                                        : gen::Operation::sample;

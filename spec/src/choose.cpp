@@ -463,6 +463,27 @@ bool reads_f64_odd_rows_in_row_order(const KernelSpec& spec) {
   return spec.type == ElementType::f64 && spec.K % 2 == 1 && spec.K >= kF64RowOrderFromK &&
          ring_reads_slots_permuted(spec);
 }
+
+// 16-bit rows over pairs at odd K of 8-15 lines of blocks take the deep ring on a device without fast memory
+// (KernelSpec::ring_deep: 8 lines a row in one-warp CTAs, as every other staged row from 8 lines, where the ring's own
+// rule keeps 4 lines a row in CTAs of two warps until 16; kernel_spec.cpp, staged_ring). That rule was measured on the
+// H100 of 2026-11-27 (bf16 K = 901 and 1001 lost 0.01-0.03 in the deep ring), before the ring staged rows anywhere
+// by their phases; on the kernels of 2026-12-07 an H100 read these rows 0.03-0.09 faster in the deep ring. At 1 GiB,
+// bfly-bench's bfly-auto beside bfly-auto-deep in one process (bench/results/h100-80gb-hbm3-2026-12-07-s24c2-deep-
+// dense-{bf16,f16}.csv: every odd bf16 K of 721-1015, every fourth f16 K; -s24c1-deep-{bf16,f16}-rep{1,2}.csv: every
+// eighth and sixteenth, two runs): the 122 bf16 K of the rule +0.010 to +0.095, median 0.880 -> 0.929 of the read
+// ceiling, under 0.90 122 -> 7 (K = 929 0.852 -> 0.945); the 60 f16 K -0.003 to +0.086, median 0.881 -> 0.912, under
+// 0.90 60 -> 14; both runs of the sparser lists the same within 0.008. K = 721-733 lost 0.016-0.042 in both types
+// and K = 769-797 moved -0.023 to +0.012 (bf16 781-797 and f16 773-797 down): those keep the shallow ring. From
+// K = 1009 the rows fill 16 lines and take the deep ring anyway; below K = 720 the warps' copy takes packed rows. The
+// H200 (fast memory) has not measured it: its rule is unchanged.
+constexpr int kSlowMemoryDeepOddPairsFromK = 735;
+constexpr KBand kSlowMemoryShallowOddPairsBand = {769, 797};
+bool deepens_odd_pairs_on_slow_memory(const KernelSpec& spec) {
+  if (!is_narrow(spec.type) || spec.K < kSlowMemoryDeepOddPairsFromK) return false;
+  if (spec.K >= kSlowMemoryShallowOddPairsBand.from && spec.K <= kSlowMemoryShallowOddPairsBand.to) return false;
+  return ring_deepens_odd_pairs(spec);
+}
 }  // namespace
 
 bool DeviceBalance::fast_memory() const { return memory_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
@@ -562,6 +583,10 @@ KernelSpec choose_sample_spec(int K, ElementType type, const SampleChoice& force
       spec.ring_row_order = *forced.ring_row_order && ring_reads_slots_permuted(spec);
     else if (staging_rules && reads_f64_odd_rows_in_row_order(spec))
       spec.ring_row_order = true;
+    if (forced.ring_deep)  // where the ring of odd K over pairs would be the shallow one; else nothing changes
+      spec.ring_deep = *forced.ring_deep && ring_deepens_odd_pairs(spec);
+    else if (staging_rules && !fast_memory && deepens_odd_pairs_on_slow_memory(spec))
+      spec.ring_deep = true;
     spec.validate();
     return spec;
   };

@@ -158,7 +158,8 @@ bool stages_blocks(const KernelSpec& spec) {
 // (bench/results/h100-80gb-hbm3-2026-11-27-deep-ring-lines-*-sampling.csv, the same binary and a switch, twice in
 // turn). Either way the rings and at most 64 running totals per row (32 in f64 with 2 warps) fit
 // kMaxStaticShared. Odd K over pairs keeps the threshold of 16 lines: from 8, bf16 K = 1001 read 0.82-0.83 against
-// 0.84-0.85 (-deep-ring-lines-bf16-sampling.csv, -2026-11-27-odd-pairs-ring-sampling.csv).
+// 0.84-0.85 (-deep-ring-lines-bf16-sampling.csv, -2026-11-27-odd-pairs-ring-sampling.csv), unless the spec asks for
+// the deep ring from 8 lines (KernelSpec::ring_deep, a device's rule: gen::choose_sample_spec).
 // The 64 running totals a row hold a one-warp CTA of f32 to 36.9-41 KB, 4-5 CTAs an SM. At most 32 or 16 (6 CTAs an
 // SM) lost on the H200 at 1 GiB, the same binary but for the cap, twice in turn
 // (bench/results/h200-2026-11-28-s5c7-ab-sampling.csv, every 61st K from 515 to 4096): f32 a median of -0.028 and
@@ -173,7 +174,7 @@ struct StagedRing {
 };
 StagedRing staged_ring(const KernelSpec& spec) {
   const int block_bytes = spec.blocks() * spec.W * column_bytes(spec);
-  const int deep_lines = spec.pairs_by_phase() ? kDeepRingLinesOddPairs : kDeepRingLines;
+  const int deep_lines = spec.pairs_by_phase() && !spec.ring_deep ? kDeepRingLinesOddPairs : kDeepRingLines;
   StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
   const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
   const int total_bytes = ring.threads * size_of(accumulator_of(spec.type));  // one running total of every row
@@ -308,6 +309,11 @@ void KernelSpec::validate() const {
                             "pass-1 ring stages its rows anywhere at W = 16 and would read a tile's rows into permuted "
                             "slots takes it (f32 rows of odd K and f64 rows of odd K from 1000 are read in row order "
                             "already)", name_of(operation), K, name_of(type), W));
+  if (ring_deep && !ring_deepens_odd_pairs(*this))
+    throw Error(fmt::format("ring_deep = true is not allowed for {} K = {} {}: only a kernel over pairs at odd K whose "
+                            "pass-1 ring would be the shallow one at 8 to 15 lines of blocks a row, and that does not "
+                            "copy its warps' rows, takes it (the deep ring is every other staged row's from 8 lines)",
+                            name_of(operation), K, name_of(type)));
   if (input == InputKind::logits && accumulator_of(type) != ElementType::f32)
     throw Error(fmt::format("element type {} is not allowed for logits: logits are f32, f16 or bf16 (summed in "
                             "f32)", name_of(type)));
@@ -620,6 +626,15 @@ bool ring_reads_slots_permuted(const KernelSpec& spec) {
   KernelSpec by_rule = spec;
   by_rule.ring_row_order = false;
   return stages_rows_anywhere(by_rule) && by_rule.W == 16 && !ring_in_row_order(by_rule);
+}
+
+bool ring_deepens_odd_pairs(const KernelSpec& spec) {
+  KernelSpec by_rule = spec;
+  by_rule.ring_deep = false;
+  if (!by_rule.pairs_by_phase() || !stages_blocks(by_rule)) return false;
+  const int block_bytes = by_rule.blocks() * by_rule.W * column_bytes(by_rule);
+  return block_bytes >= kDeepRingLines * kStageRowBytes && block_bytes < kDeepRingLinesOddPairs * kStageRowBytes &&
+         !copies_warp_rows(by_rule);
 }
 
 int warp_copy_words(const KernelSpec& spec) {

@@ -146,6 +146,7 @@ std::vector<KernelSpec> pairs_test_specs() {
     Variant variant;
     bool warp_copies = true;
     bool ring_anywhere = false;  // where the type's ring would read the rows at one place; else as the rule stages
+    bool ring_deep = false;      // where the type's ring of odd K would be the shallow one; else as the rule stages
   };
   constexpr Geometry kGeometries[] = {
       {16, 2, 8, Variant::addsub},     // one column, searched linearly
@@ -182,6 +183,10 @@ std::vector<KernelSpec> pairs_test_specs() {
       {16, 1032, 8, Variant::swap, true, true},  // a remnant of 4, 32 blocks
       // 16-bit rows of K = 16 mod 32, 32 bytes past 64-byte lines, the same (f32 pairs on whole lines, forced).
       {16, 1040, 8, Variant::addsub, true, true},  // a remnant of 8, 32 blocks
+      // 16-bit rows of odd K in the deep ring from 8 lines of blocks (KernelSpec::ring_deep), where the rule keeps the
+      // shallow ring until 16 (f32 and f64 pairs take the deep ring by their bytes already).
+      {16, 721, 8, Variant::addsub, true, false, true},   // 361 columns: a remnant of 9 padded, 23 blocks
+      {16, 1001, 8, Variant::swap, true, false, true},    // a remnant of 5 searched linearly, 31 blocks
   };
   std::vector<KernelSpec> specs;
   for (const ElementTypeInfo& element : kElementTypes)
@@ -189,6 +194,7 @@ std::vector<KernelSpec> pairs_test_specs() {
       KernelSpec spec{g.W, g.K, g.R, element.type, g.variant, Operation::sample_pairs};
       spec.warp_copies = g.warp_copies;
       spec.ring_anywhere = g.ring_anywhere && ring_reads_rows_at_one_place(spec);
+      spec.ring_deep = g.ring_deep && ring_deepens_odd_pairs(spec);
       spec.validate();
       specs.push_back(spec);
     }

@@ -35,6 +35,7 @@ inline rt::SamplerOptions forcing(const gen::KernelSpec& spec) {
   options.warp_copies = spec.warp_copies;
   options.ring_anywhere = spec.ring_anywhere;
   options.ring_row_order = spec.ring_row_order;
+  options.ring_deep = spec.ring_deep;
   return options;
 }
 

@@ -521,6 +521,20 @@ TEST(GpuSampler, F64OddRowsDrawAsTheDevicesRuleChooses) {
   report_draws(current_test_name(), 0);
 }
 
+// 16-bit rows over pairs at odd K of 8-15 lines of blocks that the device's rule gives the deep ring without fast memory
+// (KernelSpec::ring_deep; bf16 and f16 K = 735-1007 but 769-797) and a neighbour that keeps the shallow ring (K = 781):
+// drawn as the device's rule chooses and the same when forced (the pairs catalog's bf16 K = 721 and f16 K = 1001 in
+// the deep ring are checked draw for draw against the CPU execution in the k-range GPU test).
+TEST(GpuSampler, OddPairsInTheDeepRingDrawAsTheDevicesRuleChooses) {
+  BFLY_REQUIRE_GPU();
+  const gen::DeviceBalance device = rt::current_device_balance();
+  for (int K : {781, 929}) rows_draw_as_chosen<bfly::bf16_bits>(K, device);
+  rows_draw_as_chosen<bfly::half_bits>(1001, device);
+  EXPECT_EQ(gen::choose_sample_spec(929, ElementType::bf16, {}, 1 << 20, device).ring_deep, !device.fast_memory());
+  EXPECT_FALSE(gen::choose_sample_spec(781, ElementType::bf16, {}, 1 << 20, device).ring_deep);
+  report_draws(current_test_name(), 0);
+}
+
 // Remnants that the device's rule pads on fast memory (R = 0; gen::choose_sample_spec derives the kernel again): f64
 // rows copied (K = 72; K = 130, whose ring at R = 0 is staged anywhere), read in row order (K = 231), f32 rows staged
 // without copies (K = 344), and 16-bit rows over pairs copied at even K (bf16 K = 520, f16 K = 586) or uncopied at odd

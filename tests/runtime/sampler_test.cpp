@@ -639,6 +639,46 @@ TEST(Sampler, F64OddRowsReadInRowOrder) {
   EXPECT_FALSE(draws.ring_row_order) << "the forms keep the rule's order";
 }
 
+// 16-bit rows over pairs at odd K of 8-15 lines of blocks take the deep ring without fast memory (KernelSpec::ring_deep:
+// K = 735-1007 but 769-797); the H200 keeps the shallow ring, and so do K = 721-733, the band 769-797, rows of 16 lines
+// (K = 1009 on), the rows the warps' copy takes (K < 720), even K, f32 and a forced W; forced either way it holds where
+// the ring would be the shallow one, and the forms keep the rule's ring.
+TEST(Sampler, OddPairsTakeTheDeepRingWithoutFastMemory) {
+  const gen::DeviceBalance h100{12.8}, h200{18.4};
+  using gen::ElementType;
+  const auto deep = [](int K, ElementType type, gen::DeviceBalance device, const SamplerOptions& options = {}) {
+    const gen::KernelSpec spec = gen::choose_sample_spec(K, type, options, 1 << 20, device);
+    if (spec.ring_deep) {
+      EXPECT_EQ(gen::pass1_stages(spec), 8) << K;
+    }
+    return spec.ring_deep;
+  };
+  for (ElementType type : {ElementType::bf16, ElementType::f16}) {
+    for (int K : {735, 767, 799, 861, 929, 1001, 1007}) {
+      EXPECT_TRUE(deep(K, type, h100)) << K;
+      EXPECT_FALSE(deep(K, type, h200)) << K;
+    }
+    for (int K : {701, 721, 733, 769, 781, 797, 1009, 1017, 930}) EXPECT_FALSE(deep(K, type, h100)) << K;
+  }
+  EXPECT_TRUE(gen::choose_sample_spec(929, ElementType::bf16, {}).ring_deep) << "a balance unknown takes the H100's";
+  EXPECT_FALSE(deep(929, ElementType::f32, h100));
+  SamplerOptions forced_w, off, on;
+  forced_w.W = 16;
+  off.ring_deep = false;
+  on.ring_deep = true;
+  EXPECT_FALSE(deep(929, ElementType::bf16, h100, forced_w));
+  EXPECT_FALSE(deep(929, ElementType::bf16, h100, off));
+  EXPECT_TRUE(deep(929, ElementType::bf16, h200, on));
+  EXPECT_TRUE(deep(781, ElementType::bf16, h100, on));
+  EXPECT_FALSE(deep(1017, ElementType::bf16, h100, on));  // 16 lines: the deep ring already, nothing to change
+  EXPECT_FALSE(deep(930, ElementType::bf16, h100, on));   // even K: the deep ring from 8 lines by every device's rule
+  EXPECT_NO_THROW(Sampler{on});
+  rt::DrawRequest request;
+  request.num_samples = 4;
+  const gen::KernelSpec draws = rt::draws_spec(929, ElementType::bf16, request, on, 1 << 20);
+  EXPECT_FALSE(draws.ring_deep) << "the forms keep the rule's ring";
+}
+
 // gen::rows_past_last_wave: the rows past the row kernel's last whole wave that sample_split draws instead.
 TEST(Sampler, RowsPastTheLastWaveRule) {
   using gen::rows_past_last_wave;

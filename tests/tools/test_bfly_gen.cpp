@@ -482,6 +482,31 @@ TEST_F(BflyGen, RingRowOrderNamesAndGeneratesTheKernelInRowOrder) {
       << lda.err;
 }
 
+// --ring-deep: the kernel named _deep, the deep ring (8 lines a row, one-warp CTAs) and the flag in its regenerate line;
+// refused where the ring is deep already (K = 1017, 16 lines of blocks) and for LDA. No device's rule sets it yet.
+TEST_F(BflyGen, RingDeepNamesAndGeneratesTheDeepRing) {
+  const Result deep = bfly_gen("show --K 721 --type bf16 --operation sample_pairs --W 16 --ring-deep");
+  ASSERT_EQ(deep.status, 0) << deep.err;
+  EXPECT_NE(deep.out.find("// bfly_sample_pairs_bf16_w16_k721_r8_addsub_deep\n"), std::string::npos);
+  EXPECT_NE(deep.out.find("--variant addsub --ring-deep`."), std::string::npos);
+  EXPECT_NE(deep.out.find("constexpr int STAGES = 8;"), std::string::npos);
+  EXPECT_NE(deep.out.find("constexpr int THREADS = 32;"), std::string::npos);
+  const Result shallow = bfly_gen("show --K 721 --type bf16 --operation sample_pairs --W 16");
+  ASSERT_EQ(shallow.status, 0) << shallow.err;
+  EXPECT_NE(shallow.out.find("constexpr int STAGES = 4;"), std::string::npos) << "the rule's shallow ring";
+  const Result named = bfly_gen("show bfly_sample_pairs_bf16_w16_k721_r8_addsub_deep");
+  ASSERT_EQ(named.status, 0) << named.err;
+  EXPECT_EQ(named.out, deep.out);
+  const Result already = bfly_gen("show --K 1017 --type bf16 --operation sample_pairs --W 16 --ring-deep");
+  EXPECT_EQ(already.status, 2);
+  EXPECT_NE(already.err.find("--ring-deep: ring_deep = true is not allowed for sample_pairs K = 1017 bf16"),
+            std::string::npos) << already.err;
+  const Result lda = bfly_gen("show --K 721 --operation lda_z --ring-deep");
+  EXPECT_EQ(lda.status, 2);
+  EXPECT_NE(lda.err.find("--ring-deep applies to --operation sample and sample_pairs only"), std::string::npos)
+      << lda.err;
+}
+
 // Logits without replacement from --input and --draws: the header's launch function takes the temperature and
 // num_samples after ld, and compiles with nvcc.
 TEST_F(BflyGen, LogitsHeaderCompilesWithNvcc) {

@@ -77,11 +77,15 @@ const std::vector<Flag> kSpecFlags = {
      "a sample or sample_pairs kernel whose pass-1 ring of rows staged anywhere at W = 16 puts row s of a tile in slot "
      "s (default: the slots permuted as block_total's first levels want them where the rule reads so, docs/DESIGN.md "
      "section 14; the name ends in _roworder)"},
+    {"--ring-deep", "",
+     "a sample_pairs kernel of odd K whose pass-1 ring is the deep one (8 lines a row, one-warp CTAs) from 8 lines of "
+     "blocks a row, as other rows' (default: the shallow ring until 16 lines for odd K over pairs, docs/DESIGN.md "
+     "section 14; the name ends in _deep)"},
 };
 
 constexpr std::string_view kSpecUsage =
     "KERNEL_NAME | --K N [--W N] [--remnant R] [--type T] [--variant V] [--operation OP] [--input KIND] "
-    "[--draws D] [--no-warp-copies] [--ring-anywhere] [--ring-row-order]";
+    "[--draws D] [--no-warp-copies] [--ring-anywhere] [--ring-row-order] [--ring-deep]";
 
 std::vector<Flag> with_spec_flags(std::vector<Flag> flags) {
   flags.insert(flags.begin(), kSpecFlags.begin(), kSpecFlags.end());

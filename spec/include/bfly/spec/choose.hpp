@@ -31,6 +31,10 @@ struct SampleChoice {
   // as they are; false: never). Unset: the device's rule (on fast memory f64 rows of odd K from 181 are read in row
   // order).
   std::optional<bool> ring_row_order;
+  // Whether the plain sample kernel over pairs at odd K takes the deep ring from 8 lines of blocks (KernelSpec::
+  // ring_deep; true: wherever its ring would be the shallow one there, other kernels being left as they are; false:
+  // never). Unset: the device's rule.
+  std::optional<bool> ring_deep;
   // Whether one draw's rows are split over several CTAs (sample_split, over pairs for 16-bit weights). Unset: the
   // rule by K, M and the device (choose_sample_spec below); false: never, at any K and M (the row kernel the rules
   // choose for K, and Sampler::sample gives no rows past a last wave to sample_split, so the kernel and the draws no

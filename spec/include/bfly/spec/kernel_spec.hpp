@@ -101,6 +101,12 @@ struct KernelSpec {
   // device whose memory outruns the permuted reads' bank conflicts (gen::choose_sample_spec); the name of such a
   // kernel ends in _roworder.
   bool ring_row_order = false;
+  // Whether pass 1's ring of rows over pairs at odd K (pairs_by_phase) takes the deep ring (8 lines a row in one-warp
+  // CTAs) from 8 lines of blocks, as every other staged row does, where the rule waits for 16 (gen::staged_ring,
+  // docs/DESIGN.md section 14). Only for a kernel whose ring would be the shallow one at 8-15 lines of blocks
+  // (gen::ring_deepens_odd_pairs). The chooser sets it for 16-bit rows of odd K on a device whose rule measured it
+  // faster (gen::choose_sample_spec); the name of such a kernel ends in _deep.
+  bool ring_deep = false;
 
   static constexpr int kMaxK = 1 << 20;
   static constexpr int kMaxSmallK = 32;  // sample_small stages whole rows: K <= 32
@@ -132,7 +138,7 @@ struct KernelSpec {
 // "bfly_sample_f32_w32_k1024_r8_addsub", "bfly_lda_z_f64_w16_k256_r8_swap": each field a tag and its value; the
 // first field is the family's name ("bfly_sample_logits_f16_w16_k1000_r8_addsub").
 // bfly_<operation>_<type>_w<W>_k<K>_r<R>_<variant>, then the suffix of each kernel switch the spec sets
-// (kKernelSwitches: _nocopy, _anywhere, _roworder), in the table's order.
+// (kKernelSwitches: _nocopy, _anywhere, _roworder, _deep), in the table's order.
 std::string kernel_name(const KernelSpec& spec);
 
 // The plain sample kernel's switches: choices of how pass 1 reads the rows that change the kernel but not what it
@@ -152,6 +158,7 @@ inline constexpr KernelSwitch kKernelSwitches[] = {
     {&KernelSpec::warp_copies, false, "_nocopy", "--no-warp-copies", "warp_copies=off"},
     {&KernelSpec::ring_anywhere, true, "_anywhere", "--ring-anywhere", "ring=anywhere"},
     {&KernelSpec::ring_row_order, true, "_roworder", "--ring-row-order", "ring_slots=row_order"},
+    {&KernelSpec::ring_deep, true, "_deep", "--ring-deep", "ring=deep"},
 };
 inline bool is_set(const KernelSpec& spec, const KernelSwitch& s) { return spec.*s.field == s.set_to; }
 
@@ -225,6 +232,10 @@ bool ring_reads_rows_at_one_place(const KernelSpec& spec);
 // permuted slots (slot s of lane r holding row s ^ (r & 3); ring_in_row_order false). Only there does
 // KernelSpec::ring_row_order change the kernel (and validate() allow it).
 bool ring_reads_slots_permuted(const KernelSpec& spec);
+// Whether the kernel's ring, ring_deep aside, is the shallow ring of a row over pairs at odd K with 8 to 15 lines of
+// blocks (the deep ring waits for 16 there, 8 for every other row) and the kernel does not copy its warps' rows. Only
+// there does KernelSpec::ring_deep change the kernel (and validate() allow it).
+bool ring_deepens_odd_pairs(const KernelSpec& spec);
 // Whether the plain sample kernel reads tightly packed rows (ld = K, chosen at run time) with one bulk copy per warp
 // (docs/DESIGN.md section 14, "Short rows in one copy"): a warp's 32 rows are one span of memory, which one lane copies
 // into shared memory (cp.async.bulk on sm_90), and pass 1, pass 2's chosen tile, the remnant and the drawn weight's
