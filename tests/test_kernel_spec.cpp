@@ -575,7 +575,7 @@ TEST(KernelSpec, RingRowOrderIsNamedAndReadsInRowOrder) {
 // one-warp CTAs with 8 lines a row, as every other staged row takes from 8 lines, where the rule keeps the shallow ring
 // (4 lines a row, CTAs of two warps) until 16 lines.
 TEST(KernelSpec, RingDeepIsNamedAndTakesTheDeepRing) {
-  KernelSpec spec = w16_spec(721, ElementType::bf16, Operation::sample_pairs);  // 361 columns, 22 blocks: 1408 bytes
+  KernelSpec spec = w16_spec(721, ElementType::bf16, Operation::sample_pairs);  // 361 columns: 23 blocks, 1472 bytes
   spec.warp_copies = false;  // the rule's copy (rows up to 719 weights) does not reach K = 721 anyway
   ASSERT_EQ(pass1_stages(spec), 4);
   ASSERT_EQ(launch_geometry(spec).threads_per_cta, 64);

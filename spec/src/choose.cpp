@@ -257,6 +257,7 @@ constexpr int kF32UncopiedFromK = 335;
 constexpr int kNarrowOddUncopiedFromK = 337;
 struct KBand {
   int from, to;
+  bool holds(int K) const { return K >= from && K <= to; }
 };
 constexpr KBand kNarrowOddCopiedBands[] = {{363, 365}, {383, 397}, {449, 457}};  // odd K from 337 that keep copies
 constexpr int kNarrowEvenUncopiedFromK = 642;
@@ -270,7 +271,7 @@ bool skips_warp_copies(const KernelSpec& spec) {
     case ElementType::f16:
       if (K % 2 == 0) return K >= kNarrowEvenUncopiedFromK;
       if (K < kNarrowOddUncopiedFromK) return false;
-      return std::ranges::none_of(kNarrowOddCopiedBands, [K](KBand band) { return K >= band.from && K <= band.to; });
+      return std::ranges::none_of(kNarrowOddCopiedBands, [K](KBand band) { return band.holds(K); });
     case ElementType::f64:
       return false;
   }
@@ -481,7 +482,7 @@ constexpr int kSlowMemoryDeepOddPairsFromK = 735;
 constexpr KBand kSlowMemoryShallowOddPairsBand = {769, 797};
 bool deepens_odd_pairs_on_slow_memory(const KernelSpec& spec) {
   if (!is_narrow(spec.type) || spec.K < kSlowMemoryDeepOddPairsFromK) return false;
-  if (spec.K >= kSlowMemoryShallowOddPairsBand.from && spec.K <= kSlowMemoryShallowOddPairsBand.to) return false;
+  if (kSlowMemoryShallowOddPairsBand.holds(spec.K)) return false;
   return ring_deepens_odd_pairs(spec);
 }
 }  // namespace

@@ -172,8 +172,9 @@ struct StagedRing {
   int threads;      // threads per CTA
   int max_chunks;   // running totals per row that fit beside the rings
 };
+int row_block_bytes(const KernelSpec& spec) { return spec.blocks() * spec.W * column_bytes(spec); }
 StagedRing staged_ring(const KernelSpec& spec) {
-  const int block_bytes = spec.blocks() * spec.W * column_bytes(spec);
+  const int block_bytes = row_block_bytes(spec);
   const int deep_lines = spec.pairs_by_phase() && !spec.ring_deep ? kDeepRingLinesOddPairs : kDeepRingLines;
   StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
   const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
@@ -632,7 +633,7 @@ bool ring_deepens_odd_pairs(const KernelSpec& spec) {
   KernelSpec by_rule = spec;
   by_rule.ring_deep = false;
   if (!by_rule.pairs_by_phase() || !stages_blocks(by_rule)) return false;
-  const int block_bytes = by_rule.blocks() * by_rule.W * column_bytes(by_rule);
+  const int block_bytes = row_block_bytes(by_rule);
   return block_bytes >= kDeepRingLines * kStageRowBytes && block_bytes < kDeepRingLinesOddPairs * kStageRowBytes &&
          !copies_warp_rows(by_rule);
 }

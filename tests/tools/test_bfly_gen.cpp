@@ -483,7 +483,7 @@ TEST_F(BflyGen, RingRowOrderNamesAndGeneratesTheKernelInRowOrder) {
 }
 
 // --ring-deep: the kernel named _deep, the deep ring (8 lines a row, one-warp CTAs) and the flag in its regenerate line;
-// refused where the ring is deep already (K = 1017, 16 lines of blocks) and for LDA. No device's rule sets it yet.
+// refused where the ring is deep already (K = 1017, 16 lines of blocks) and for LDA.
 TEST_F(BflyGen, RingDeepNamesAndGeneratesTheDeepRing) {
   const Result deep = bfly_gen("show --K 721 --type bf16 --operation sample_pairs --W 16 --ring-deep");
   ASSERT_EQ(deep.status, 0) << deep.err;
