@@ -39,7 +39,8 @@ TEST(Generate, SourceDescribesItselfAndPointsAtThePaper) {
   EXPECT_TRUE(
       contains(s.text, "extern \"C\" __global__ void __launch_bounds__(32)\nbfly_sample_f32_w32_k1024_r8_addsub("));
   EXPECT_TRUE(contains(s.text, "constexpr int STAGES = 8;"));
-  EXPECT_TRUE(contains(s.text, "stage_line(my_ring, plan, step + STAGES, r, swizzle)"));
+  EXPECT_TRUE(contains(s.text, "constexpr int LINES_PER_STEP = 2;"));
+  EXPECT_TRUE(contains(s.text, "stage_line(my_ring, plan, first_line + j + STAGES, r, swizzle)"));
   EXPECT_TRUE(contains(s.text, "running += block_total(a0, r);"));
   for (const char* ref : {"Algorithm 7", "Algorithm 8 lines 18-30", "Algorithm 9 lines 7-12", "Algorithm 10",
                           "Algorithm 5"})
@@ -149,7 +150,12 @@ TEST(Generate, LaunchGeometryBoundsSharedMemory) {
       EXPECT_EQ(g.static_shared_bytes, totals + bfly::gen::pass1_lines_bytes(spec) + barriers) << kernel_name(spec);
       EXPECT_GE(bfly::gen::pass1_lines_bytes(spec), stages * g.threads_per_cta * 128) << kernel_name(spec);
       EXPECT_LE(g.static_shared_bytes, 48 * 1024) << kernel_name(spec);
-      EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, 128) << kernel_name(spec);
+      // A step reads one line of each row, or two in the deep ring (docs/DESIGN.md section 14).
+      EXPECT_EQ(g.blocks_in_flight * spec.W * column_bytes, bfly::gen::pass1_lines_per_step(spec) * 128)
+          << kernel_name(spec);
+      // Two lines a step in the deep ring, but for rows over pairs of fewer than 16 lines.
+      const bool short_pairs = spec.weights_per_column() == 2 && spec.blocks() * spec.W * column_bytes < 16 * 128;
+      EXPECT_EQ(bfly::gen::pass1_lines_per_step(spec), stages == 8 && !short_pairs ? 2 : 1) << kernel_name(spec);
     } else if (copies) {
       // Loaded into registers, else copied by their warps: the running totals, the copies and their mbarriers, and
       // where pass 2 keeps its chosen tiles (rows with ld != K) those, in CTAs of at most 128 threads and 48 KiB.

@@ -156,7 +156,7 @@ TEST(KernelSpec, ShortRowsAreLoadedWholeWithAnOccupancyHint) {
   EXPECT_EQ(min_ctas_per_sm(w16_spec(64, ElementType::f64)), 0);
   EXPECT_EQ(launch_geometry(w16_spec(128, ElementType::f32)).blocks_in_flight, 2);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(128, ElementType::f32)), 0);
-  EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::f32)).blocks_in_flight, 2);
+  EXPECT_EQ(launch_geometry(w16_spec(1024, ElementType::f32)).blocks_in_flight, 4);  // two lines a step: deep ring
   EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::f32)), 0);
   // Longer rows of 16-bit weights: 7 CTAs per SM.
   EXPECT_EQ(min_ctas_per_sm(w16_spec(1024, ElementType::bf16)), 7);
@@ -386,16 +386,17 @@ TEST(KernelSpec, StagedPassOneRule) {
   logits.input = InputKind::logits;
   logits.draws = Draws::with_replacement;
   EXPECT_EQ(pass1_stages(logits), 0);
-  // A staged kernel in the deep ring: one-warp CTAs, 64 running totals at most, a step of 128 bytes of each row.
+  // A staged kernel in the deep ring: one-warp CTAs, 64 running totals at most, a step of two 128-byte lines of each
+  // row.
   const LaunchGeometry g = launch_geometry(w16_spec(2048, ElementType::f32));
   EXPECT_EQ(g.threads_per_cta, 32);
   EXPECT_EQ(g.chunks, 64);
   EXPECT_EQ(g.chunk_blocks, 2);
-  EXPECT_EQ(g.blocks_in_flight, 2);
+  EXPECT_EQ(g.blocks_in_flight, 4);
   EXPECT_EQ(g.static_shared_bytes, 8 * 32 * 128 + 64 * 32 * 4);
   EXPECT_EQ(min_ctas_per_sm(w16_spec(2048, ElementType::f32)), 0);
   // In the shallow ring (blocks of less than 1 KiB a row): two-warp CTAs (W = 8, whose rows no warp copies); f64 from
-  // 1 KiB in the deep ring, one block a line (rows too long for a warp's copy).
+  // 1 KiB in the deep ring, one block a line and two lines a step (rows too long for a warp's copy).
   KernelSpec w8 = w16_spec(200, ElementType::f32, Operation::sample, 7);
   w8.W = 8;
   const LaunchGeometry shallow = launch_geometry(w8);
@@ -405,7 +406,7 @@ TEST(KernelSpec, StagedPassOneRule) {
   const LaunchGeometry f64 = launch_geometry(w16_spec(200, ElementType::f64));
   EXPECT_EQ(pass1_stages(w16_spec(200, ElementType::f64)), 8);
   EXPECT_EQ(f64.threads_per_cta, 32);
-  EXPECT_EQ(f64.blocks_in_flight, 1);
+  EXPECT_EQ(f64.blocks_in_flight, 2);
   EXPECT_EQ(f64.static_shared_bytes, 8 * 32 * 128 + 12 * 32 * 8);
 }
 
@@ -611,6 +612,41 @@ TEST(KernelSpec, RingDeepIsNamedAndTakesTheDeepRing) {
   split.ring_deep = true;
   EXPECT_THROW(split.validate(), bfly::Error);
   EXPECT_THROW(parse_kernel_name("bfly_sample_pairs_bf16_w16_k1017_r8_addsub_deep"), bfly::Error);
+}
+
+// A step of the deep ring reads two lines of each row (but rows over pairs of fewer than 16 lines), one of the shallow
+// ring one (docs/DESIGN.md section 14, "Steps of two lines in the deep ring"): the blocks a step builds, and what the
+// generated kernel waits for and refills.
+TEST(KernelSpec, DeepRingStepsTwoLinesShallowRingOne) {
+  struct Case {
+    KernelSpec spec;
+    int stages, lines_per_step, blocks_in_flight, lines;
+  };
+  KernelSpec shallow = w16_spec(200, ElementType::f32);  // 12 blocks of f32, 6 lines: the shallow ring
+  shallow.warp_copies = false;
+  const Case cases[] = {
+      {w16_spec(2048, ElementType::f32), 8, 2, 4, 65},                          // 2 blocks a line
+      {w16_spec(2117, ElementType::f32), 8, 2, 4, 67},                          // 132 blocks, rows off their lines
+      {w16_spec(1000, ElementType::f64), 8, 2, 2, 63},                          // 62 blocks, 1 a line
+      {w16_spec(4096, ElementType::bf16, Operation::sample_pairs), 8, 2, 4, 65},  // 2048 pairs
+      {w16_spec(1000, ElementType::bf16, Operation::sample_pairs), 8, 1, 2, 17},  // pairs under 16 lines: one
+      {shallow, 4, 1, 2, 7},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(kernel_name(c.spec));
+    ASSERT_EQ(pass1_stages(c.spec), c.stages);
+    EXPECT_EQ(pass1_lines_per_step(c.spec), c.lines_per_step);
+    EXPECT_EQ(launch_geometry(c.spec).blocks_in_flight, c.blocks_in_flight);
+    const std::string text = bfly::gen::generate(c.spec).text;
+    EXPECT_NE(text.find(fmt::format("constexpr int LINES_PER_STEP = {};", c.lines_per_step)), std::string::npos);
+    EXPECT_NE(text.find(fmt::format("constexpr int LINES = {};", c.lines)), std::string::npos);
+    EXPECT_NE(text.find("else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();"), std::string::npos);
+  }
+  // A kernel that loads into registers only has no steps of lines.
+  KernelSpec registers = w16_spec(100, ElementType::f32);
+  registers.warp_copies = false;
+  ASSERT_EQ(pass1_stages(registers), 0);
+  EXPECT_EQ(pass1_lines_per_step(registers), 0);
 }
 
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):

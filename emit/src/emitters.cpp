@@ -151,19 +151,21 @@ void constants(const KernelSpec& spec, const LaunchGeometry& geometry, CodeWrite
   w.line("constexpr int THREADS = {};  // threads per CTA, one per {}", geometry.threads_per_cta,
          per_group ? fmt::format("token of the group's {} in flight", item) : std::string(item));
   if (const int stages = pass1_stages(spec); stages > 0) {
-    const int steps = (spec.blocks() + geometry.blocks_in_flight - 1) / geometry.blocks_in_flight;
     w.line("constexpr int STAGES = {};  // lines of each row in pass 1's ring in shared memory (copied ahead of use)",
            stages);
     const int column_bytes = spec.weights_per_column() * size_of(spec.type);
-    w.line("constexpr int LINE_COLUMNS = {};  // columns per {}-byte line: a step of BLOCKS_IN_FLIGHT blocks",
-           kStageRowBytes / column_bytes, kStageRowBytes);
+    w.line("constexpr int LINE_COLUMNS = {};  // columns per {}-byte line", kStageRowBytes / column_bytes,
+           kStageRowBytes);
     w.line("constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;");
     w.line("constexpr unsigned int RING_BYTES = RING_COLUMNS * {};  // a row's ring, a power of two", column_bytes);
     w.line("constexpr int LINE_PIECES = {};  // 16-byte copies (cp.async) per line of a row", kStageRowBytes / 16);
     w.line("constexpr int PIECE_COLUMNS = {};  // columns per copy", 16 / column_bytes);
     w.line("constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows");
-    w.line("constexpr int LINES = {};  // lines a row's blocks can touch: one per step, and one for a row off its lines",
-           steps + 1);
+    const int blocks_per_line = kStageRowBytes / (spec.W * column_bytes);
+    w.line("constexpr int LINES_PER_STEP = {};  // lines of each row a step reads: BLOCKS_IN_FLIGHT blocks",
+           pass1_lines_per_step(spec));
+    w.line("constexpr int LINES = {};  // lines a row's blocks can touch, and one for a row off its lines",
+           (spec.blocks() + blocks_per_line - 1) / blocks_per_line + 1);
   }
   if (copies_warp_rows(spec))
     w.line("constexpr int COPY_WORDS = {};  // a warp's copy of its 32 rows packed tightly, with the granules at "
@@ -724,7 +726,7 @@ void staged_load_functions(const KernelSpec& spec, CodeWriter& w) {
       "blocks into a ring of RING_COLUMNS columns per row in shared memory, without registers: column c of a row, "
       "counted from block 0's, goes to place c % RING_COLUMNS of the row's ring, so every row of a tile is read at "
       "the same place. Lines are those of memory: a row whose blocks start `line_phase` columns into a line is read "
-      "one whole line at a time (a step's LINE_COLUMNS columns then span two lines).", w);
+      "one whole line at a time (a step's columns then reach into one line more).", w);
   w.line("// Block 0 of row k starts line_phase(k) columns into line 0 of the row.");
   {
     auto body = w.scope("__device__ __forceinline__ int line_phase(const T* rows, long long ld, int k)");
@@ -1248,26 +1250,30 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
     w.line("if (line < LINES) {};", stage_line_call("line", true));
     w.line("bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches");
   }
-  // Step s (blocks b .. b + in_flight - 1) reads lines s and s + 1, then sends line s's place line s + STAGES.
+  // A step (blocks b .. b + in_flight - 1) reads LINES_PER_STEP lines from first_line on, and the next one for rows
+  // off their lines, then gives the places of its lines to the lines STAGES further on.
   const auto step = [&](int count, const std::string& first, bool refill) {
-    w.line("const int step = {} / BLOCKS_IN_FLIGHT;", first);
-    w.line("// This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...");
-    w.line("if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();");
+    w.line("const int first_line = {} / BLOCKS_IN_FLIGHT * LINES_PER_STEP;", first);
+    w.line("// This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...");
+    w.line("if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();");
+    w.line("else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();");
     w.line("__syncwarp();  // ... and so have the other lanes'");
     std::string tiles;
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));
     w.line("{} {};", tile_type, tiles);
     for (int u = 0; u < count; ++u)
       if (anywhere)
-        w.line("load_staged_block({}, ring_bytes, (step * LINE_COLUMNS{}) * sizeof(Column), r{}, places{});", tile(u),
-               u == 0 ? std::string() : fmt::format(" + {} * W", u), screen_in_load ? ", screen" : "",
+        w.line("load_staged_block({}, ring_bytes, (first_line * LINE_COLUMNS{}) * sizeof(Column), r{}, places{});",
+               tile(u), u == 0 ? std::string() : fmt::format(" + {} * W", u), screen_in_load ? ", screen" : "",
                odd_pairs ? ", slot_phases, " + block(first, u) : spec.padded() ? ", " + block(first, u) : "");
       else
-        w.line("load_staged_block({}, my_ring, step * LINE_COLUMNS + {}r, r, swizzle{});", tile(u),
+        w.line("load_staged_block({}, my_ring, first_line * LINE_COLUMNS + {}r, r, swizzle{});", tile(u),
                u == 0 ? std::string() : fmt::format("{} * W + ", u), screen_in_load ? ", screen" : "");
     if (refill) {
-      w.line("__syncwarp();  // every lane has read line step: its place takes line step + STAGES");
-      w.line("if (step + STAGES < LINES) {};", stage_line_call("step + STAGES", false));
+      w.line("__syncwarp();  // every lane has read the step's lines: their places take the lines STAGES on");
+      w.line("#pragma unroll");
+      auto refills = w.scope("for (int j = 0; j < LINES_PER_STEP; ++j)");
+      w.line("if (first_line + j + STAGES < LINES) {};", stage_line_call("first_line + j + STAGES", false));
       w.line("bfly::commit_copies();");
     }
     for (int u = 0; u < count; ++u) use(tile(u), block(first, u));

@@ -165,18 +165,33 @@ bool stages_blocks(const KernelSpec& spec) {
 // (bench/results/h200-2026-11-28-s5c7-ab-sampling.csv, every 61st K from 515 to 4096): f32 a median of -0.028 and
 // -0.092, bf16 -0.03 and -0.10, f64 -0.02 and -0.06 (-0.14 to +0.09): pass 2 walks longer chunks.
 constexpr int kDeepRingLines = 8;
+// A step of the deep ring reads two lines of each row (4 tiles of f32 or 16-bit pairs at W = 16, 2 of f64) between
+// one wait for its copies and the next, so that a warp waits half as often and the tiles' shuffles overlap, with 5
+// lines still in flight after each wait; one-warp CTAs are held by shared memory, so the registers cost nothing. On
+// an H100 at 1 GiB, main against this rule, two runs each in turn
+// (bench/results/h100-80gb-hbm3-2026-12-07-s25c2-ab-*.csv): f32 K = 256-4096 a median of +0.006 (K under 0.90:
+// 57 -> 34 of 82, worst -0.005), f64 K = 128-4096 +0.004 (45 -> 29 of 85; K = 1024-2047 +0.017; worst -0.014 at
+// K = 2337), 16-bit pairs of 16 lines or more +0.001 (bf16) and +0.002 (f16), none under -0.010; shorter rows over
+// pairs lost up to 0.032 (bf16 K = 989, f16 K = 738) and keep one line a step. Steps of four lines lost up to 0.086
+// in bf16 (ptxas at 255 registers; -s25c1-lps-*.csv).
+constexpr int kDeepRingLinesPerStep = 2;
+constexpr int kPairsTwoLineStepsFromLines = 16;  // rows over pairs of fewer lines of blocks keep one line a step
 constexpr int kDeepRingLinesOddPairs = 16;
 constexpr int kStagedMaxChunks = 64;
 struct StagedRing {
-  int stages;       // lines per row: a power of two, the ring is indexed with a mask
-  int threads;      // threads per CTA
-  int max_chunks;   // running totals per row that fit beside the rings
+  int stages;          // lines per row: a power of two, the ring is indexed with a mask
+  int threads;         // threads per CTA
+  int max_chunks;      // running totals per row that fit beside the rings
+  int lines_per_step;  // lines of each row a step of pass 1 reads
 };
 int row_block_bytes(const KernelSpec& spec) { return spec.blocks() * spec.W * column_bytes(spec); }
 StagedRing staged_ring(const KernelSpec& spec) {
   const int block_bytes = row_block_bytes(spec);
   const int deep_lines = spec.pairs_by_phase() && !spec.ring_deep ? kDeepRingLinesOddPairs : kDeepRingLines;
-  StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0} : StagedRing{4, 64, 0};
+  StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0, kDeepRingLinesPerStep}
+                                                                 : StagedRing{4, 64, 0, 1};
+  if (spec.weights_per_column() == 2 && block_bytes < kPairsTwoLineStepsFromLines * kStageRowBytes)
+    ring.lines_per_step = 1;
   const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
   const int total_bytes = ring.threads * size_of(accumulator_of(spec.type));  // one running total of every row
   ring.max_chunks = std::min(kStagedMaxChunks, (kMaxStaticShared - ring_bytes) / total_bytes);
@@ -501,8 +516,8 @@ LaunchGeometry row_kernel_geometry(const KernelSpec& spec, bool* copies) {
   }
   g.blocks_in_flight = std::clamp(blocks, 1, kRegisterBlocksInFlight);
   if (loads_whole_row(spec)) g.blocks_in_flight = blocks;
-  if (staged)  // a stage holds kStageRowBytes of each row: the blocks one step of pass 1 builds, either way
-    g.blocks_in_flight = kStageRowBytes / (spec.W * column_bytes(spec));
+  if (staged)  // a step reads lines_per_step lines of kStageRowBytes of each row: the blocks it builds
+    g.blocks_in_flight = staged_ring(spec).lines_per_step * kStageRowBytes / (spec.W * column_bytes(spec));
   if (copies != nullptr) *copies = false;
   // A kernel that copies its warps' rows takes the largest CTA, up to its own, whose copies fit the static shared
   // memory beside its running totals (copies_warp_rows; fewer threads, fewer copies a CTA).
@@ -553,6 +568,9 @@ LaunchGeometry launch_geometry(const KernelSpec& spec) {
 }
 
 int pass1_stages(const KernelSpec& spec) { return stages_blocks(spec) ? staged_ring(spec).stages : 0; }
+int pass1_lines_per_step(const KernelSpec& spec) {
+  return stages_blocks(spec) ? staged_ring(spec).lines_per_step : 0;
+}
 
 // A CTA's pass 2 waits on memory while its slot (pass 1's ring) streams nothing. One block after another it waits
 // CHUNK_BLOCKS + 1 times (the chunk's blocks have left L2 by then: a CTA of f32 K = 4096 reads 512 KB before it), and

@@ -19,18 +19,19 @@ constexpr int K = 1024;  // categories per row
 constexpr int REMNANT = 0;  // K is a multiple of W
 constexpr int BLOCKS = 32;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = 0;  // column of block 0
-constexpr int BLOCKS_IN_FLIGHT = 1;  // blocks whose loads pass 1 issues before building the first
+constexpr int BLOCKS_IN_FLIGHT = 2;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 32;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 32;  // threads per CTA, one per row
 constexpr int STAGES = 8;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
-constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
+constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
 constexpr unsigned int RING_BYTES = RING_COLUMNS * 4;  // a row's ring, a power of two
 constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
 constexpr int PIECE_COLUMNS = 4;  // columns per copy
 constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
-constexpr int LINES = 33;  // lines a row's blocks can touch: one per step, and one for a row off its lines
+constexpr int LINES_PER_STEP = 2;  // lines of each row a step reads: BLOCKS_IN_FLIGHT blocks
+constexpr int LINES = 33;  // lines a row's blocks can touch, and one for a row off its lines
 typedef T Column;  // one table column of a row in memory (4 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
@@ -81,7 +82,7 @@ __device__ __forceinline__ void build_table(V (&a)[W], int r) {
 // into a ring of RING_COLUMNS columns per row in shared memory, without registers: column c of a row, counted from
 // block 0's, goes to place c % RING_COLUMNS of the row's ring, so every row of a tile is read at the same place.
 // Lines are those of memory: a row whose blocks start `line_phase` columns into a line is read one whole line at a
-// time (a step's LINE_COLUMNS columns then span two lines).
+// time (a step's columns then reach into one line more).
 // Block 0 of row k starts line_phase(k) columns into line 0 of the row.
 __device__ __forceinline__ int line_phase(const T* rows, long long ld, int k) {
   return static_cast<int>((reinterpret_cast<unsigned long long>(rows + k * ld) / sizeof(Column) + FIRST_BLOCK_COLUMN) & (LINE_COLUMNS - 1));
@@ -473,18 +474,26 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
-      const int step = b / BLOCKS_IN_FLIGHT;
-      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      const int first_line = b / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
+      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
+      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
-      T a0[W];
-      load_staged_block(a0, my_ring, step * LINE_COLUMNS + r, r, swizzle);
-      __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line(my_ring, plan, step + STAGES, r, swizzle);
-      bfly::commit_copies();
+      T a0[W], a1[W];
+      load_staged_block(a0, my_ring, first_line * LINE_COLUMNS + r, r, swizzle);
+      load_staged_block(a1, my_ring, first_line * LINE_COLUMNS + 1 * W + r, r, swizzle);
+      __syncwarp();  // every lane has read the step's lines: their places take the lines STAGES on
+      #pragma unroll
+      for (int j = 0; j < LINES_PER_STEP; ++j) {
+        if (first_line + j + STAGES < LINES) stage_line(my_ring, plan, first_line + j + STAGES, r, swizzle);
+        bfly::commit_copies();
+      }
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
+      screen_block(a1, screen);
+      running += block_total(a1, r);  // Algorithm 8 line 31: this lane's block total
+      running_total[b + 1][threadIdx.x] = running;  // line 32
     }  // for each step
   }  // staged loads
   if (!staged) {

@@ -19,18 +19,19 @@ constexpr int K = 4097;  // categories per row
 constexpr int REMNANT = 1;  // K mod W leading columns, searched linearly (REMNANT <= R = 7)
 constexpr int BLOCKS = 512;  // W x W blocks per row
 constexpr int FIRST_BLOCK_COLUMN = 1;  // column of block 0
-constexpr int BLOCKS_IN_FLIGHT = 4;  // blocks whose loads pass 1 issues before building the first
+constexpr int BLOCKS_IN_FLIGHT = 8;  // blocks whose loads pass 1 issues before building the first
 constexpr int CHUNK_BLOCKS = 8;  // blocks per running total kept in shared memory
 constexpr int CHUNKS = 64;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 32;  // threads per CTA, one per row
 constexpr int STAGES = 8;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
-constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
+constexpr int LINE_COLUMNS = 32;  // columns per 128-byte line
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
 constexpr unsigned int RING_BYTES = RING_COLUMNS * 4;  // a row's ring, a power of two
 constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
 constexpr int PIECE_COLUMNS = 4;  // columns per copy
 constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
-constexpr int LINES = 129;  // lines a row's blocks can touch: one per step, and one for a row off its lines
+constexpr int LINES_PER_STEP = 2;  // lines of each row a step reads: BLOCKS_IN_FLIGHT blocks
+constexpr int LINES = 129;  // lines a row's blocks can touch, and one for a row off its lines
 typedef T Column;  // one table column of a row in memory (4 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
@@ -309,18 +310,26 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 512; b += BLOCKS_IN_FLIGHT) {
-      const int step = b / BLOCKS_IN_FLIGHT;
-      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      const int first_line = b / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
+      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
+      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
-      T a0[W], a1[W], a2[W], a3[W];
-      load_staged_block(a0, ring_bytes, (step * LINE_COLUMNS) * sizeof(Column), r, places);
-      load_staged_block(a1, ring_bytes, (step * LINE_COLUMNS + 1 * W) * sizeof(Column), r, places);
-      load_staged_block(a2, ring_bytes, (step * LINE_COLUMNS + 2 * W) * sizeof(Column), r, places);
-      load_staged_block(a3, ring_bytes, (step * LINE_COLUMNS + 3 * W) * sizeof(Column), r, places);
-      __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line<false>(my_ring_at, plan, step + STAGES, r, swizzle);
-      bfly::commit_copies();
+      T a0[W], a1[W], a2[W], a3[W], a4[W], a5[W], a6[W], a7[W];
+      load_staged_block(a0, ring_bytes, (first_line * LINE_COLUMNS) * sizeof(Column), r, places);
+      load_staged_block(a1, ring_bytes, (first_line * LINE_COLUMNS + 1 * W) * sizeof(Column), r, places);
+      load_staged_block(a2, ring_bytes, (first_line * LINE_COLUMNS + 2 * W) * sizeof(Column), r, places);
+      load_staged_block(a3, ring_bytes, (first_line * LINE_COLUMNS + 3 * W) * sizeof(Column), r, places);
+      load_staged_block(a4, ring_bytes, (first_line * LINE_COLUMNS + 4 * W) * sizeof(Column), r, places);
+      load_staged_block(a5, ring_bytes, (first_line * LINE_COLUMNS + 5 * W) * sizeof(Column), r, places);
+      load_staged_block(a6, ring_bytes, (first_line * LINE_COLUMNS + 6 * W) * sizeof(Column), r, places);
+      load_staged_block(a7, ring_bytes, (first_line * LINE_COLUMNS + 7 * W) * sizeof(Column), r, places);
+      __syncwarp();  // every lane has read the step's lines: their places take the lines STAGES on
+      #pragma unroll
+      for (int j = 0; j < LINES_PER_STEP; ++j) {
+        if (first_line + j + STAGES < LINES) stage_line<false>(my_ring_at, plan, first_line + j + STAGES, r, swizzle);
+        bfly::commit_copies();
+      }
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
       if ((b + 1) % CHUNK_BLOCKS == 0 || b == BLOCKS - 1) running_total[(b) / CHUNK_BLOCKS][threadIdx.x] = running;
@@ -333,6 +342,18 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       screen_block(a3, screen);
       running += block_total(a3, r);  // Algorithm 8 line 31: this lane's block total
       if ((b + 3 + 1) % CHUNK_BLOCKS == 0 || b + 3 == BLOCKS - 1) running_total[(b + 3) / CHUNK_BLOCKS][threadIdx.x] = running;
+      screen_block(a4, screen);
+      running += block_total(a4, r);  // Algorithm 8 line 31: this lane's block total
+      if ((b + 4 + 1) % CHUNK_BLOCKS == 0 || b + 4 == BLOCKS - 1) running_total[(b + 4) / CHUNK_BLOCKS][threadIdx.x] = running;
+      screen_block(a5, screen);
+      running += block_total(a5, r);  // Algorithm 8 line 31: this lane's block total
+      if ((b + 5 + 1) % CHUNK_BLOCKS == 0 || b + 5 == BLOCKS - 1) running_total[(b + 5) / CHUNK_BLOCKS][threadIdx.x] = running;
+      screen_block(a6, screen);
+      running += block_total(a6, r);  // Algorithm 8 line 31: this lane's block total
+      if ((b + 6 + 1) % CHUNK_BLOCKS == 0 || b + 6 == BLOCKS - 1) running_total[(b + 6) / CHUNK_BLOCKS][threadIdx.x] = running;
+      screen_block(a7, screen);
+      running += block_total(a7, r);  // Algorithm 8 line 31: this lane's block total
+      if ((b + 7 + 1) % CHUNK_BLOCKS == 0 || b + 7 == BLOCKS - 1) running_total[(b + 7) / CHUNK_BLOCKS][threadIdx.x] = running;
     }  // for each step
   }  // staged loads
   if (!staged) {

@@ -24,13 +24,14 @@ constexpr int CHUNK_BLOCKS = 1;  // blocks per running total kept in shared memo
 constexpr int CHUNKS = 9;  // running totals per row in shared memory (Algorithm 9 searches them)
 constexpr int THREADS = 64;  // threads per CTA, one per row
 constexpr int STAGES = 4;  // lines of each row in pass 1's ring in shared memory (copied ahead of use)
-constexpr int LINE_COLUMNS = 16;  // columns per 128-byte line: a step of BLOCKS_IN_FLIGHT blocks
+constexpr int LINE_COLUMNS = 16;  // columns per 128-byte line
 constexpr int RING_COLUMNS = STAGES * LINE_COLUMNS;
 constexpr unsigned int RING_BYTES = RING_COLUMNS * 8;  // a row's ring, a power of two
 constexpr int LINE_PIECES = 8;  // 16-byte copies (cp.async) per line of a row
 constexpr int PIECE_COLUMNS = 2;  // columns per copy
 constexpr int PIECES_PER_LANE = LINE_PIECES;  // copies a lane makes of each line of its group's rows
-constexpr int LINES = 6;  // lines a row's blocks can touch: one per step, and one for a row off its lines
+constexpr int LINES_PER_STEP = 1;  // lines of each row a step reads: BLOCKS_IN_FLIGHT blocks
+constexpr int LINES = 6;  // lines a row's blocks can touch, and one for a row off its lines
 typedef T Column;  // one table column of a row in memory (8 bytes)
 constexpr unsigned int FULL = 0xffffffffu;  // every lane of the warp takes part in every shuffle
 
@@ -298,16 +299,20 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
       bfly::commit_copies();  // one batch per line, even an empty one: wait_copies counts batches
     }
     for (int b = 0; b < 8; b += BLOCKS_IN_FLIGHT) {
-      const int step = b / BLOCKS_IN_FLIGHT;
-      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      const int first_line = b / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
+      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
+      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W], a1[W];
-      load_staged_block(a0, ring_bytes, (step * LINE_COLUMNS) * sizeof(Column), r, places, b);
-      load_staged_block(a1, ring_bytes, (step * LINE_COLUMNS + 1 * W) * sizeof(Column), r, places, b + 1);
-      __syncwarp();  // every lane has read line step: its place takes line step + STAGES
-      if (step + STAGES < LINES) stage_line<false>(my_ring_at, plan, step + STAGES, r, swizzle);
-      bfly::commit_copies();
+      load_staged_block(a0, ring_bytes, (first_line * LINE_COLUMNS) * sizeof(Column), r, places, b);
+      load_staged_block(a1, ring_bytes, (first_line * LINE_COLUMNS + 1 * W) * sizeof(Column), r, places, b + 1);
+      __syncwarp();  // every lane has read the step's lines: their places take the lines STAGES on
+      #pragma unroll
+      for (int j = 0; j < LINES_PER_STEP; ++j) {
+        if (first_line + j + STAGES < LINES) stage_line<false>(my_ring_at, plan, first_line + j + STAGES, r, swizzle);
+        bfly::commit_copies();
+      }
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
       running_total[b][threadIdx.x] = running;  // line 32
@@ -316,12 +321,13 @@ bfly_sample_f64_w8_k71_r0_swap(const double* __restrict__ weights, long long M, 
       running_total[b + 1][threadIdx.x] = running;  // line 32
     }  // for each step
     {
-      const int step = 8 / BLOCKS_IN_FLIGHT;
-      // This lane's copies of lines step and step + 1 (of line step alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - 1>(); else bfly::wait_copies<STAGES - 2>();
+      const int first_line = 8 / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
+      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
+      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
+      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W];
-      load_staged_block(a0, ring_bytes, (step * LINE_COLUMNS) * sizeof(Column), r, places, 8);
+      load_staged_block(a0, ring_bytes, (first_line * LINE_COLUMNS) * sizeof(Column), r, places, 8);
       screen_block(a0, screen);
       running += block_total(a0, r);  // Algorithm 8 line 31: this lane's block total
       running_total[8][threadIdx.x] = running;  // line 32

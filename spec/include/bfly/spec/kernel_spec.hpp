@@ -202,6 +202,12 @@ inline constexpr int kRegisterBlocksInFlight = 2;
 // both draw the same.
 int pass1_stages(const KernelSpec& spec);
 inline constexpr int kStageRowBytes = 128;
+// Lines of each row that one step of a staged pass 1 reads (LINES_PER_STEP): the tiles it builds between one wait for
+// its copies and the next. Two in the deep ring (8 lines a row, one-warp CTAs, whose registers cost no occupancy) but
+// for rows over pairs of fewer than 16 lines, which measured faster with one; one in the shallow ring of 4 lines,
+// where a second line would leave one line in flight; 0 for a kernel that loads into registers only (docs/DESIGN.md
+// section 14, "Steps of two lines in the deep ring").
+int pass1_lines_per_step(const KernelSpec& spec);
 // Whether pass 2 of the plain sample kernel (sample or sample_pairs of weights, one draw) loads the chosen chunk's
 // blocks together and keeps them, to find the block whose running total first exceeds u' (Algorithm 9): when the
 // chunk has 2 or more blocks and they fit in kPass2ChunkWords accumulators a lane (fewer under a register cap,
