@@ -173,7 +173,7 @@ constexpr int kDeepRingLines = 8;
 // 57 -> 34 of 82, worst -0.005), f64 K = 128-4096 +0.004 (45 -> 29 of 85; K = 1024-2047 +0.017; worst -0.014 at
 // K = 2337), 16-bit pairs of 16 lines or more +0.001 (bf16) and +0.002 (f16), none under -0.010; shorter rows over
 // pairs lost up to 0.032 (bf16 K = 989, f16 K = 738) and keep one line a step. Steps of four lines lost up to 0.086
-// in bf16 (ptxas at 255 registers; -s25c1-lps-*.csv).
+// in bf16 (-s25c1-lps-*.csv).
 constexpr int kDeepRingLinesPerStep = 2;
 constexpr int kPairsTwoLineStepsFromLines = 16;  // rows over pairs of fewer lines of blocks keep one line a step
 constexpr int kDeepRingLinesOddPairs = 16;
