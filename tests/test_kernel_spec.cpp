@@ -640,13 +640,48 @@ TEST(KernelSpec, DeepRingStepsTwoLinesShallowRingOne) {
     const std::string text = bfly::gen::generate(c.spec).text;
     EXPECT_NE(text.find(fmt::format("constexpr int LINES_PER_STEP = {};", c.lines_per_step)), std::string::npos);
     EXPECT_NE(text.find(fmt::format("constexpr int LINES = {};", c.lines)), std::string::npos);
-    EXPECT_NE(text.find("else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();"), std::string::npos);
+    EXPECT_NE(text.find("bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();"), std::string::npos);
   }
   // A kernel that loads into registers only has no steps of lines.
   KernelSpec registers = w16_spec(100, ElementType::f32);
   registers.warp_copies = false;
   ASSERT_EQ(pass1_stages(registers), 0);
   EXPECT_EQ(pass1_lines_per_step(registers), 0);
+}
+
+// The deep ring waits for the line past a step's own whatever the rows; only the shallow ring of rows read at one
+// place tests at run time whether every row starts on a line and then waits for its own lines alone (docs/DESIGN.md
+// section 14, "One wait in the deep ring").
+TEST(KernelSpec, OnlyTheShallowRingWaitsLessForRowsOnTheirLines) {
+  KernelSpec shallow = w16_spec(200, ElementType::f32);  // 800-byte rows on 16 bytes: the shallow ring, one place
+  shallow.warp_copies = false;
+  KernelSpec shallow_anywhere = w16_spec(201, ElementType::f32);  // rows off 16 bytes: staged anywhere
+  shallow_anywhere.warp_copies = false;
+  const struct {
+    KernelSpec spec;
+    int stages;
+    bool waits_less;
+  } cases[] = {
+      {shallow, 4, true},
+      {shallow_anywhere, 4, false},
+      {w16_spec(2048, ElementType::f32), 8, false},  // rows that may lie on their lines, in the deep ring
+      {w16_spec(2128, ElementType::f32), 8, false},
+      {w16_spec(1024, ElementType::f64), 8, false},
+      {w16_spec(4096, ElementType::bf16, Operation::sample_pairs), 8, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(kernel_name(c.spec));
+    ASSERT_EQ(pass1_stages(c.spec), c.stages);
+    EXPECT_EQ(pass1_waits_less_on_lines(c.spec), c.waits_less);
+    const std::string text = bfly::gen::generate(c.spec).text;
+    EXPECT_EQ(text.find("if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();") != std::string::npos,
+              c.waits_less);
+    EXPECT_EQ(text.find("on_lines") != std::string::npos, c.waits_less);
+    EXPECT_NE(text.find("bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();"), std::string::npos);
+  }
+  KernelSpec registers = w16_spec(100, ElementType::f32);
+  registers.warp_copies = false;
+  EXPECT_FALSE(pass1_waits_less_on_lines(registers));  // no ring
 }
 
 // Rows packed tightly and copied whole, one bulk copy per warp (docs/DESIGN.md section 14, "Short rows in one copy"):

@@ -1194,7 +1194,7 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   const int permuted_rows_for_loop = permuted_slot_rows(spec) - 1;
   w.line("const int group = static_cast<int>(threadIdx.x) / W;");
   w.line("Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines");
-  const bool by_phase = swizzles_by_row_phase(spec);
+  const bool by_phase = swizzles_by_row_phase(spec), waits_less_on_lines = pass1_waits_less_on_lines(spec);
   if (anywhere) {
     if (by_phase) {
       w.line("// Group g puts its row 0 g W columns (mod a line) after the warp's row 0, so that the groups of a warp");
@@ -1227,15 +1227,15 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
              "sizeof(Column));");
       if (odd_pairs) w.line("slot_phases |= static_cast<unsigned int>(columns != rows + k * ld) << s;");
     }
-    w.line("const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 "
-           "is waited for");
   } else {
     w.line("const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks");
     w.line("const StagePlan plan = plan_stages(rows, ld, rows_left, r);");
-    w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
-           "1.");
-    w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
-           "(LINE_COLUMNS * sizeof(Column)) == 0;");
+    if (waits_less_on_lines) {
+      w.line("// Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + "
+             "1.");
+      w.line("const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % "
+             "(LINE_COLUMNS * sizeof(Column)) == 0;");
+    }
   }
   // The call that copies line `line`: rows staged anywhere copy into their ring's shared address, testing each piece
   // against the row's blocks only in the first STAGES lines (stage_line<true>).
@@ -1254,9 +1254,15 @@ void staged_block_loop(const KernelSpec& spec, int in_flight, std::string_view t
   // off their lines, then gives the places of its lines to the lines STAGES further on.
   const auto step = [&](int count, const std::string& first, bool refill) {
     w.line("const int first_line = {} / BLOCKS_IN_FLIGHT * LINES_PER_STEP;", first);
-    w.line("// This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...");
-    w.line("if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();");
-    w.line("else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();");
+    if (waits_less_on_lines) {
+      w.line("// This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...");
+      w.line("if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();");
+      w.line("else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();");
+    } else {
+      w.line("// This lane's copies of the step's lines and the next (a row off its lines reaches into it) have "
+             "landed ...");
+      w.line("bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();");
+    }
     w.line("__syncwarp();  // ... and so have the other lanes'");
     std::string tiles;
     for (int u = 0; u < count; ++u) tiles += fmt::format("{}{}[W]", u ? ", " : "", tile(u));

@@ -178,6 +178,7 @@ constexpr int kDeepRingLinesPerStep = 2;
 constexpr int kPairsTwoLineStepsFromLines = 16;  // rows over pairs of fewer lines of blocks keep one line a step
 constexpr int kDeepRingLinesOddPairs = 16;
 constexpr int kStagedMaxChunks = 64;
+constexpr int kShallowRingLines = 4;
 struct StagedRing {
   int stages;          // lines per row: a power of two, the ring is indexed with a mask
   int threads;         // threads per CTA
@@ -189,7 +190,7 @@ StagedRing staged_ring(const KernelSpec& spec) {
   const int block_bytes = row_block_bytes(spec);
   const int deep_lines = spec.pairs_by_phase() && !spec.ring_deep ? kDeepRingLinesOddPairs : kDeepRingLines;
   StagedRing ring = block_bytes >= deep_lines * kStageRowBytes ? StagedRing{8, 32, 0, kDeepRingLinesPerStep}
-                                                                 : StagedRing{4, 64, 0, 1};
+                                                                 : StagedRing{kShallowRingLines, 64, 0, 1};
   if (spec.weights_per_column() == 2 && block_bytes < kPairsTwoLineStepsFromLines * kStageRowBytes)
     ring.lines_per_step = 1;
   const int ring_bytes = ring.stages * ring.threads * kStageRowBytes;
@@ -633,6 +634,14 @@ bool stages_rows_anywhere(const KernelSpec& spec) {
   return stages_blocks(spec) && (spec.ring_anywhere || tight_rows_off_16_bytes(spec.K, spec.type) ||
                                  spec.first_block_column() % (kStagePieceBytes / column_bytes(spec)) != 0 ||
                                  rows_off_sectors(spec));
+}
+
+// Rows on their lines in the deep ring, waiting for the line past the step like the others (the kernel's test of the
+// rows and its branch around each wait gone), against main, on an H100 at 1 GiB, two runs each in turn
+// (bench/results/h100-80gb-hbm3-2026-12-07-s26c1-on-lines-*.csv): f32 K = 1024-4096 by 512 +0.000 to +0.011, f64
+// +0.009, +0.018 at K = 1024 and 1536, the rest -0.003 to +0.008.
+bool pass1_waits_less_on_lines(const KernelSpec& spec) {
+  return stages_blocks(spec) && !stages_rows_anywhere(spec) && staged_ring(spec).stages == kShallowRingLines;
 }
 
 bool ring_reads_rows_at_one_place(const KernelSpec& spec) {

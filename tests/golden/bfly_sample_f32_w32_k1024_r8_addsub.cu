@@ -465,8 +465,6 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
     Column (&my_ring)[W][RING_COLUMNS] = ring[group];  // this group's rows' lines
     const int swizzle = group % (32 / W) * W;  // groups of a warp read different banks
     const StagePlan plan = plan_stages(rows, ld, rows_left, r);
-    // Rows whose blocks all start on a line (ld a whole number of lines) need line `step` only, not step + 1.
-    const bool on_lines = line_phase(rows, ld, 0) == 0 && (ld * static_cast<long long>(sizeof(T))) % (LINE_COLUMNS * sizeof(Column)) == 0;
     // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
     for (int line = 0; line < STAGES; ++line) {
@@ -475,9 +473,8 @@ bfly_sample_f32_w32_k1024_r8_addsub(const float* __restrict__ weights, long long
     }
     for (int b = 0; b < 32; b += BLOCKS_IN_FLIGHT) {
       const int first_line = b / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
-      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
-      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
+      // This lane's copies of the step's lines and the next (a row off its lines reaches into it) have landed ...
+      bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W], a1[W];
       load_staged_block(a0, my_ring, first_line * LINE_COLUMNS + r, r, swizzle);

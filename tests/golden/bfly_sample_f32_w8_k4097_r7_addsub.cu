@@ -302,7 +302,6 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
       const T* const columns = row_columns(rows, ld, k);
       places[s] = bfly::computed_once(((group * W + k) * RING_COLUMNS + r + line_phase(columns) + swizzle) * sizeof(Column));
     }
-    const bool on_lines = false;  // rows that start anywhere start on their lines only by chance: step + 1 is waited for
     // The copies of the first STAGES lines go out before any block is built.
     #pragma unroll
     for (int line = 0; line < STAGES; ++line) {
@@ -311,9 +310,8 @@ bfly_sample_f32_w8_k4097_r7_addsub(const float* __restrict__ weights, long long 
     }
     for (int b = 0; b < 512; b += BLOCKS_IN_FLIGHT) {
       const int first_line = b / BLOCKS_IN_FLIGHT * LINES_PER_STEP;
-      // This lane's copies of the step's lines and the next (the step's alone, on_lines) have landed ...
-      if (on_lines) bfly::wait_copies<STAGES - LINES_PER_STEP>();
-      else bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
+      // This lane's copies of the step's lines and the next (a row off its lines reaches into it) have landed ...
+      bfly::wait_copies<STAGES - LINES_PER_STEP - 1>();
       __syncwarp();  // ... and so have the other lanes'
       T a0[W], a1[W], a2[W], a3[W], a4[W], a5[W], a6[W], a7[W];
       load_staged_block(a0, ring_bytes, (first_line * LINE_COLUMNS) * sizeof(Column), r, places);

@@ -208,6 +208,13 @@ inline constexpr int kStageRowBytes = 128;
 // where a second line would leave one line in flight; 0 for a kernel that loads into registers only (docs/DESIGN.md
 // section 14, "Steps of two lines in the deep ring").
 int pass1_lines_per_step(const KernelSpec& spec);
+// Whether a step of a staged pass 1 tells rows that start on their lines (block 0 on a line, ld a whole number of
+// lines) from the others at run time and, for them, waits for the copies of its own lines alone (on_lines) rather than
+// for the line past them too: only in the shallow ring of rows read at one place. Rows staged anywhere start on their
+// lines only by chance, and the deep ring waits for the line past the step whatever the rows: without the test (a
+// branch around each step's wait) rows on their lines read faster on the H100 (docs/DESIGN.md section 14, "One wait
+// in the deep ring").
+bool pass1_waits_less_on_lines(const KernelSpec& spec);
 // Whether pass 2 of the plain sample kernel (sample or sample_pairs of weights, one draw) loads the chosen chunk's
 // blocks together and keeps them, to find the block whose running total first exceeds u' (Algorithm 9): when the
 // chunk has 2 or more blocks and they fit in kPass2ChunkWords accumulators a lane (fewer under a register cap,
