@@ -641,7 +641,7 @@ bool stages_rows_anywhere(const KernelSpec& spec) {
 // (bench/results/h100-80gb-hbm3-2026-12-07-s26c1-on-lines-*.csv): f32 K = 1024-4096 by 512 +0.000 to +0.011, f64
 // +0.009, +0.018 at K = 1024 and 1536, the rest -0.003 to +0.008.
 bool pass1_waits_less_on_lines(const KernelSpec& spec) {
-  return stages_blocks(spec) && !stages_rows_anywhere(spec) && staged_ring(spec).stages == kShallowRingLines;
+  return pass1_stages(spec) == kShallowRingLines && !stages_rows_anywhere(spec);
 }
 
 bool ring_reads_rows_at_one_place(const KernelSpec& spec) {
